@@ -1,0 +1,35 @@
+#include "pybind11.hpp"
+
+#include "smece.hpp"
+
+namespace smoothece::bind {
+
+void register_smece(py::module_& m) {
+    m.def(
+        "smece",
+        [](const py::array& f, const py::array& y, const std::optional<py::array>& w, double clip_lo,
+           double clip_hi, int threads) {
+            const Inputs in = as_inputs(f, y, w, clip_lo, clip_hi);
+            // The core reads the arrays (kept alive by the caller's references)
+            // and touches no Python object, so other threads may run meanwhile.
+            py::gil_scoped_release release;
+            return smece_of_rows(in, threads);
+        },
+        py::arg("f"), py::arg("y"), py::arg("weights"), py::arg("clip_lo"), py::arg("clip_hi"), py::arg("threads"));
+
+    m.def(
+        "smece_sigma",
+        [](const py::array& f, const py::array& y, const std::optional<py::array>& w, double sigma,
+           double clip_lo, double clip_hi, int threads) {
+            const Inputs in = as_inputs(f, y, w, clip_lo, clip_hi);
+            py::gil_scoped_release release;
+            return smece_sigma_of_rows(in, sigma, threads);
+        },
+        py::arg("f"), py::arg("y"), py::arg("weights"), py::arg("sigma"), py::arg("clip_lo"), py::arg("clip_hi"),
+        py::arg("threads"));
+
+    m.attr("DEFAULT_FINE_INTERVALS") = kDefaultFineIntervals;
+    m.attr("NODES_PER_SIGMA") = kNodesPerSigma;
+}
+
+}  // namespace smoothece::bind

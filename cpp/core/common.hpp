@@ -1,0 +1,95 @@
+// Shared vocabulary of the core: strided input columns, thread fan-out.
+// Pure C++17; knows nothing of Python.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <exception>
+#include <functional>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace smoothece {
+
+enum class DType { Bool, Int8, UInt8, Int32, Int64, Float32, Float64 };
+
+// A read-only 1-D view of caller memory: pointer, length, stride in bytes.
+struct Column {
+    const char* data = nullptr;
+    std::int64_t size = 0;
+    std::int64_t stride = 0;  // bytes; may be negative or zero-free strides
+    DType dtype = DType::Float64;
+    const char* name = "";
+
+    template <class T>
+    T at(std::int64_t i) const {
+        return *reinterpret_cast<const T*>(data + i * stride);
+    }
+};
+
+// The arguments of one scoring call: predictions, labels, optional weights,
+// and the range accepted for predictions ([0, 1] unless the caller opted in
+// to clipping, in which case values in [clip_lo, clip_hi] are clamped).
+struct Inputs {
+    Column f;
+    Column y;
+    Column w;  // w.data == nullptr means unit weights
+    bool has_weights() const { return w.data != nullptr; }
+    double clip_lo = 0.0;
+    double clip_hi = 1.0;
+};
+
+// Number of worker threads for `requested` (0 = all cores) and `work` items,
+// so that small inputs do not pay for thread start-up.
+inline int effective_threads(int requested, std::int64_t work, std::int64_t min_work_per_thread) {
+    int hw = static_cast<int>(std::thread::hardware_concurrency());
+    int t = requested > 0 ? requested : (hw > 0 ? hw : 1);
+    std::int64_t by_work = std::max<std::int64_t>(1, work / std::max<std::int64_t>(1, min_work_per_thread));
+    return static_cast<int>(std::min<std::int64_t>(t, by_work));
+}
+
+// Runs body(t) for t in [0, nthreads) on nthreads threads (t = 0 on the
+// caller). Threads are started per call, not pooled, so the process stays
+// fork-safe. The first exception thrown by any worker is rethrown here.
+inline void parallel_for(int nthreads, const std::function<void(int)>& body) {
+    if (nthreads <= 1) {
+        body(0);
+        return;
+    }
+    std::exception_ptr first_error;
+    std::mutex error_mutex;
+    auto guarded = [&](int t) {
+        try {
+            body(t);
+        } catch (...) {
+            std::lock_guard<std::mutex> lock(error_mutex);
+            if (!first_error) first_error = std::current_exception();
+        }
+    };
+    std::vector<std::thread> workers;
+    workers.reserve(static_cast<std::size_t>(nthreads - 1));
+    for (int t = 1; t < nthreads; ++t) workers.emplace_back(guarded, t);
+    guarded(0);
+    for (auto& w : workers) w.join();
+    if (first_error) std::rethrow_exception(first_error);
+}
+
+// Calls fn(T{}) with T the C++ type of `dtype`.
+template <class Fn>
+decltype(auto) dispatch_dtype(DType dtype, Fn&& fn) {
+    switch (dtype) {
+        case DType::Bool: return fn(std::uint8_t{});
+        case DType::Int8: return fn(std::int8_t{});
+        case DType::UInt8: return fn(std::uint8_t{});
+        case DType::Int32: return fn(std::int32_t{});
+        case DType::Int64: return fn(std::int64_t{});
+        case DType::Float32: return fn(float{});
+        case DType::Float64: return fn(double{});
+    }
+    throw std::logic_error("unknown dtype");
+}
+
+}  // namespace smoothece

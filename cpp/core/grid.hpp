@@ -1,0 +1,44 @@
+// Step 1 of the algorithm: one O(n) pass that checks every row and linearly
+// bins it onto the grid nodes j/G, j = 0..G. The per-node sums are the
+// sufficient statistic of everything downstream (DESIGN.md §2).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "common.hpp"
+
+namespace smoothece {
+
+// Per-node sums on the grid of `intervals` equal cells (intervals + 1 nodes).
+// A row at f with f·G = j + λ contributes (1 − λ) of its mass to node j and
+// λ to node j + 1. Linear binning is the adjoint of linear interpolation, so
+// restricting a fine grid to a nested coarser one (restrict_to) gives exactly
+// the sums of binning the raw rows onto the coarse grid.
+struct GridSums {
+    std::int64_t intervals = 0;
+    std::vector<double> residual;  // Σ w·(y − f)
+    std::vector<double> weight;    // Σ w     (empty unless binned with full = true)
+    std::vector<double> label;     // Σ w·y   (likewise)
+    double total_weight = 0.0;
+    std::int64_t count = 0;
+
+    bool full() const { return !weight.empty(); }
+    std::int64_t nodes() const { return intervals + 1; }
+
+    // The sums on a grid of `coarse` intervals; `coarse` must divide intervals.
+    GridSums restrict_to(std::int64_t coarse) const;
+    // Adds another grid's sums (same number of intervals) to this one.
+    void merge(const GridSums& other);
+};
+
+// Bins `in` onto `intervals` cells, on up to `threads` threads (0 = all cores).
+// full = false keeps only the residual sums (all that the SmoothECE needs).
+// Throws std::invalid_argument naming the argument, first bad index, its value
+// and the number of bad values when a row breaks the input contract.
+GridSums bin_rows(const Inputs& in, std::int64_t intervals, bool full, int threads);
+
+// Checks every row without binning (used where rows are read differently).
+void check_rows(const Inputs& in);
+
+}  // namespace smoothece

@@ -1,0 +1,147 @@
+#include "smece.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+namespace smoothece {
+
+std::int64_t intervals_for_sigma(double sigma) {
+    if (!(sigma > 0.0) || !std::isfinite(sigma))
+        throw std::invalid_argument("sigma must be a positive finite number, got " + std::to_string(sigma));
+    std::int64_t g = kMinIntervals;
+    while (g < kMaxIntervals && static_cast<double>(g) * sigma < kNodesPerSigma) g *= 2;
+    return g;
+}
+
+double min_sigma_for(std::int64_t intervals) { return kNodesPerSigma / static_cast<double>(intervals); }
+
+double integrate_abs(const double* g, std::int64_t intervals) {
+    double sum = 0.0;
+    for (std::int64_t j = 0; j < intervals; ++j) {
+        const double a = g[j], b = g[j + 1];
+        if ((a < 0.0) != (b < 0.0) && a != 0.0 && b != 0.0) {
+            // |linear| over the cell, split at its root: (a² + b²) / (2(|a| + |b|)).
+            sum += (a * a + b * b) / (2.0 * (std::fabs(a) + std::fabs(b)));
+        } else {
+            sum += 0.5 * (std::fabs(a) + std::fabs(b));
+        }
+    }
+    return sum / static_cast<double>(intervals);
+}
+
+ResidualLevels::ResidualLevels(GridSums fine) : fine_(std::move(fine)) {}
+
+bool ResidualLevels::all_zero() const {
+    return std::all_of(fine_.residual.begin(), fine_.residual.end(), [](double r) { return r == 0.0; });
+}
+
+const SmoothedMasses& ResidualLevels::level(std::int64_t intervals) {
+    auto& slot = levels_[intervals];
+    if (!slot) {
+        if (intervals == fine_.intervals) {
+            slot = std::make_unique<SmoothedMasses>(fine_.residual.data(), intervals);
+        } else {
+            const GridSums coarse = fine_.restrict_to(intervals);
+            slot = std::make_unique<SmoothedMasses>(coarse.residual.data(), intervals);
+        }
+    }
+    return *slot;
+}
+
+double ResidualLevels::smece_sigma(double sigma) {
+    const std::int64_t g = std::min(intervals_for_sigma(sigma), fine_.intervals);
+    const SmoothedMasses& masses = level(g);
+    scratch_.resize(static_cast<std::size_t>(g + 1));
+    masses.evaluate(sigma, scratch_.data());
+    return integrate_abs(scratch_.data(), g) / fine_.total_weight;
+}
+
+FixpointResult solve_fixpoint(ResidualLevels& levels, double tol) {
+    FixpointResult res;
+    if (levels.all_zero()) return res;  // r̂σ ≡ 0 for every σ: σ* = 0
+    auto g = [&](double s) {
+        ++res.evaluations;
+        return levels.smece_sigma(s) - s;
+    };
+    double a = levels.min_sigma();
+    double fa = g(a);
+    if (fa < 0.0) {
+        res.resolved = false;
+        res.sigma = a;
+        return res;
+    }
+    double b = std::min(1.0, fa + a);  // smECE_a ≥ smECE_{σ*} = σ*
+    double fb = g(b);
+    if (fb >= 0.0) {  // smECEσ is flat on [a, b] (e.g. a single row), so σ* = b
+        res.sigma = b;
+        return res;
+    }
+    // Brent's method (zeroin): inverse quadratic / secant steps, falling back
+    // to bisection whenever a step would leave the bracket or converge slowly.
+    double c = a, fc = fa, d = b - a, e = d;
+    for (int iter = 0; iter < 200; ++iter) {
+        if ((fb > 0.0) == (fc > 0.0)) {
+            c = a;
+            fc = fa;
+            d = e = b - a;
+        }
+        if (std::fabs(fc) < std::fabs(fb)) {
+            a = b; b = c; c = a;
+            fa = fb; fb = fc; fc = fa;
+        }
+        const double tol1 = 2.0 * 1e-16 * std::fabs(b) + 0.5 * tol;
+        const double m = 0.5 * (c - b);
+        if (std::fabs(m) <= tol1 || fb == 0.0) break;
+        if (std::fabs(e) >= tol1 && std::fabs(fa) > std::fabs(fb)) {
+            double p, q, r;
+            const double s = fb / fa;
+            if (a == c) {
+                p = 2.0 * m * s;
+                q = 1.0 - s;
+            } else {
+                q = fa / fc;
+                r = fb / fc;
+                p = s * (2.0 * m * q * (q - r) - (b - a) * (r - 1.0));
+                q = (q - 1.0) * (r - 1.0) * (s - 1.0);
+            }
+            if (p > 0.0) q = -q; else p = -p;
+            if (2.0 * p < std::min(3.0 * m * q - std::fabs(tol1 * q), std::fabs(e * q))) {
+                e = d;
+                d = p / q;
+            } else {
+                d = m;
+                e = m;
+            }
+        } else {
+            d = m;
+            e = m;
+        }
+        a = b;
+        fa = fb;
+        b += std::fabs(d) > tol1 ? d : (m > 0 ? tol1 : -tol1);
+        fb = g(b);
+    }
+    res.sigma = b;
+    return res;
+}
+
+double smece_of_rows(const Inputs& in, int threads) {
+    std::int64_t intervals = kDefaultFineIntervals;
+    for (;;) {
+        ResidualLevels levels(bin_rows(in, intervals, /*full=*/false, threads));
+        const FixpointResult fix = solve_fixpoint(levels);
+        if (fix.resolved || intervals >= kMaxIntervals) return fix.sigma;
+        // σ* < σ_min: only for very large, very well calibrated data. One more
+        // pass over the rows, on a grid 16 times finer.
+        intervals = std::min(intervals * 16, kMaxIntervals);
+    }
+}
+
+double smece_sigma_of_rows(const Inputs& in, double sigma, int threads) {
+    ResidualLevels levels(bin_rows(in, intervals_for_sigma(sigma), /*full=*/false, threads));
+    return levels.smece_sigma(sigma);
+}
+
+}  // namespace smoothece

@@ -1,0 +1,54 @@
+// Step 2: reflected-Gaussian smoothing of node masses by FFTW's DCT-I.
+//
+// Masses m_j at nodes t_j = j/G, j = 0..G, smoothed with the reflected kernel
+// K̃σ(t, x) = Σ_k φσ(t − x − 2k) + φσ(t + x − 2k) are a circular convolution of
+// the mirror-extended masses (period 2) with the periodized Gaussian. The DFT
+// of an even sequence of period 2G is the DCT-I (REDFT00) of its first G + 1
+// entries, and the periodized Gaussian has the closed-form spectrum
+// G·exp(−π²k²σ²/2) (its aliases at k ± 2G are below 1e-130 of it once σG ≥ 8). So
+//   Σ_j m_j K̃σ(t_k, t_j) = ½ · DCT-I( DCT-I(m̃) · exp(−π²k²σ²/2) )_k,
+// with m̃ the masses with the two end nodes doubled (a mass at 0 or 1 is its
+// own mirror image). This is exact for the binned masses: no kernel
+// truncation, no sampling of the kernel.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+namespace smoothece {
+
+// A buffer from fftw_malloc, so every array has the alignment plans assume.
+class FftwBuffer {
+public:
+    explicit FftwBuffer(std::int64_t size);
+    double* data() { return ptr_.get(); }
+    const double* data() const { return ptr_.get(); }
+    std::int64_t size() const { return size_; }
+
+private:
+    struct Free { void operator()(double* p) const; };
+    std::unique_ptr<double, Free> ptr_;
+    std::int64_t size_;
+};
+
+// The spectrum of one set of node masses; smoothing at any σ then costs one
+// multiply and one inverse transform. Immutable after construction, so one
+// instance may be used from several threads.
+class SmoothedMasses {
+public:
+    SmoothedMasses(const double* masses, std::int64_t intervals);
+
+    std::int64_t intervals() const { return intervals_; }
+    // Writes Σ_j m_j K̃σ(t_k, t_j) for k = 0..G into out[0..G].
+    void evaluate(double sigma, double* out) const;
+
+private:
+    std::int64_t intervals_;
+    FftwBuffer spectrum_;
+};
+
+// Σ_j m_j K̃σ(t_k, t_j) for one σ without keeping the spectrum.
+std::vector<double> smooth_masses(const std::vector<double>& masses, double sigma);
+
+}  // namespace smoothece

@@ -1,0 +1,26 @@
+"""smoothece: the SmoothECE calibration error and smoothed reliability diagrams.
+
+Błasiok & Nakkiran, "Smooth ECE: Principled Reliability Diagrams via Kernel
+Smoothing", ICLR 2024 (arXiv:2309.12236). The numerical work happens in a
+C++17 core with FFTW; this package validates arguments and draws figures.
+"""
+
+from __future__ import annotations
+
+from . import _fftw
+
+_fftw.load()
+
+try:
+    from . import _core  # noqa: F401
+except ImportError as err:  # pragma: no cover - only on a broken install
+    raise ImportError(
+        f"smoothece's compiled core could not be imported ({err}). Was the extension built? "
+        "Install with `pip install .` from the source tree, not by adding python/ to sys.path."
+    ) from err
+
+from ._api import smece, smece_sigma
+
+__version__ = "0.1.0"
+
+__all__ = ["smece", "smece_sigma", "__version__"]

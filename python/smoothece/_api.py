@@ -1,0 +1,84 @@
+"""The SmoothECE of arrays: validation here, all numerical work in the core."""
+
+from __future__ import annotations
+
+from typing import Any, Optional, Union
+
+from . import _core, _validate
+
+ArrayLike = Any
+
+
+def smece(
+    f: ArrayLike,
+    y: ArrayLike,
+    *,
+    weights: Optional[ArrayLike] = None,
+    clip: Union[bool, float] = False,
+    threads: Optional[int] = None,
+) -> float:
+    """The SmoothECE: the fixpoint σ* of σ ↦ smECEσ (Błasiok & Nakkiran 2024, Def. 3).
+
+    Parameters
+    ----------
+    f : array_like, shape (n,)
+        Predicted probabilities in [0, 1]. float32 and float64 are read in
+        place (any stride); other numeric dtypes are converted once.
+    y : array_like, shape (n,)
+        Outcomes, 0 or 1 (bool, int8, uint8, int32, int64, float32, float64
+        read in place).
+    weights : array_like, shape (n,), optional
+        Non-negative finite weights (not all zero). Integer weights give the
+        same result as repeating rows.
+    clip : bool or float, default False
+        False refuses predictions outside [0, 1]. True clamps any finite
+        prediction into [0, 1]; a number ``tol`` clamps values within
+        [-tol, 1 + tol] and refuses the rest. NaN and ±inf are always refused.
+    threads : int, optional
+        Worker threads for the pass over the rows (default: all cores).
+        The result does not depend on it beyond rounding (≲ 1e-15).
+
+    Returns
+    -------
+    float
+        σ*, within 1e-6 of the exact fixpoint (see the accuracy contract in
+        the README). 0.0 when every residual y − f is zero.
+
+    Raises
+    ------
+    TypeError
+        Non-numeric input.
+    ValueError
+        Empty, non-1-D or mismatched arrays; predictions outside [0, 1] or
+        not finite; labels other than 0/1; negative, non-finite or all-zero
+        weights. The message names the argument, the first bad index, its
+        value and how many values are bad. Inputs are never modified.
+    """
+    f, y, w = _validate.rows(f, y, weights)
+    lo, hi = _validate.clip_range(clip)
+    return _core.smece(f, y, w, lo, hi, _validate.threads(threads))
+
+
+def smece_sigma(
+    f: ArrayLike,
+    y: ArrayLike,
+    sigma: float,
+    *,
+    weights: Optional[ArrayLike] = None,
+    clip: Union[bool, float] = False,
+    threads: Optional[int] = None,
+) -> float:
+    """smECEσ = ∫₀¹ |r̂σ(t)| dt at a fixed bandwidth σ > 0.
+
+    r̂σ(t) = (1/W) Σ wᵢ K̃σ(t, fᵢ)(yᵢ − fᵢ) with the reflected Gaussian kernel
+    K̃σ. Within 1e-6 of the exact integral for σ ∈ [0.01, 1] and 1e-5 for
+    σ ∈ [0.002, 0.01); smaller σ are computed on grids up to 2²² cells with
+    a correspondingly larger error. Non-increasing in σ.
+
+    Parameters and errors are those of :func:`smece`, plus ``sigma``, which
+    must be a positive finite number.
+    """
+    s = _validate.sigma(sigma)
+    f, y, w = _validate.rows(f, y, weights)
+    lo, hi = _validate.clip_range(clip)
+    return _core.smece_sigma(f, y, w, s, lo, hi, _validate.threads(threads))
