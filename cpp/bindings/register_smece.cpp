@@ -8,14 +8,15 @@ void register_smece(py::module_& m) {
     m.def(
         "smece",
         [](const py::array& f, const py::array& y, const std::optional<py::array>& w, double clip_lo,
-           double clip_hi, int threads) {
+           double clip_hi, int threads, std::int64_t fine_intervals) {
             const Inputs in = as_inputs(f, y, w, clip_lo, clip_hi);
             // The core reads the arrays (kept alive by the caller's references)
             // and touches no Python object, so other threads may run meanwhile.
             py::gil_scoped_release release;
-            return smece_of_rows(in, threads);
+            return smece_of_rows(in, threads, fine_intervals);
         },
-        py::arg("f"), py::arg("y"), py::arg("weights"), py::arg("clip_lo"), py::arg("clip_hi"), py::arg("threads"));
+        py::arg("f"), py::arg("y"), py::arg("weights"), py::arg("clip_lo"), py::arg("clip_hi"), py::arg("threads"),
+        py::arg("fine_intervals") = kDefaultFineIntervals);
 
     m.def(
         "smece_sigma",

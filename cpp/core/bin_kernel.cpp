@@ -35,7 +35,7 @@ bool bin_typed(const Inputs& in, std::int64_t begin, std::int64_t end, std::int6
                double& total_weight) {
     const double lo = in.clip_lo, hi = in.clip_hi;
     const double scale = static_cast<double>(intervals);
-    double f[kBlock], y[kBlock], w[kBlock], lam[kBlock];
+    double f[kBlock], y[kBlock], w[kBlock], lam[kBlock], lam2[kBlock], lam3[kBlock];
     std::int32_t cell[kBlock];  // int32: G ≤ 2^22, and it lets the conversion vectorize
     const auto last = static_cast<std::int32_t>(intervals - 1);
     double wsum = 0.0;
@@ -56,25 +56,27 @@ bool bin_typed(const Inputs& in, std::int64_t begin, std::int64_t end, std::int6
             const double x = fc * scale;
             const std::int32_t j = std::min(static_cast<std::int32_t>(x), last);  // x ≥ 0: truncation is floor
             cell[k] = j;
-            lam[k] = x - static_cast<double>(j);
+            const double l = x - static_cast<double>(j);
+            lam[k] = l;
+            lam2[k] = l * l;
+            lam3[k] = l * l * l;
             f[k] = fc;
             w[k] = wk;
         }
         if (bad) return false;
         for (std::int64_t k = 0; k < count; ++k) {
             Cell& c = cells[cell[k]];
-            const double r = w[k] * (y[k] - f[k]);
-            if constexpr (std::is_same_v<Cell, ResidualCell>) {
-                c.m += r;
-                c.ml += r * lam[k];
-            } else {
-                const double wy = w[k] * y[k];
-                c.r += r;
-                c.rl += r * lam[k];
-                c.w += w[k];
-                c.wl += w[k] * lam[k];
-                c.wy += wy;
-                c.wyl += wy * lam[k];
+            const double l1 = lam[k], l2 = lam2[k], l3 = lam3[k];
+            auto add = [&](Moments& m, double v) {
+                m.p0 += v;
+                m.p1 += v * l1;
+                m.p2 += v * l2;
+                m.p3 += v * l3;
+            };
+            add(c.r, w[k] * (y[k] - f[k]));
+            if constexpr (std::is_same_v<Cell, FullCell>) {
+                add(c.w, w[k]);
+                add(c.wy, w[k] * y[k]);
             }
             wsum += w[k];
         }

@@ -11,15 +11,18 @@
 
 namespace smoothece {
 
-// Per-cell accumulators. A row in cell j at fraction λ adds m·(1 − λ) to node
-// j and m·λ to node j + 1; keeping Σm and Σm·λ per *cell* makes that one
-// read-modify-write of one aligned struct, and nodes are formed at the end:
-// node_j = (Σm − Σmλ)_cell j + (Σmλ)_cell j−1.
-struct alignas(16) ResidualCell {
-    double m, ml;
+// Per-cell accumulators: for each quantity m (residual w(y − f), weight w,
+// label w·y) the power sums Σ m·λ^p, p = 0..3, of the rows in the cell, with
+// λ ∈ [0, 1] the row's position inside it. A row is one read-modify-write of
+// one aligned struct; grid.cpp turns the sums into node masses afterwards.
+struct alignas(32) Moments {
+    double p0, p1, p2, p3;
 };
-struct alignas(64) FullCell {
-    double r, rl, w, wl, wy, wyl;
+struct ResidualCell {
+    Moments r;
+};
+struct FullCell {
+    Moments r, w, wy;
 };
 
 #define SMOOTHECE_DECLARE_BIN_KERNEL(ns)                                                                   \

@@ -11,10 +11,9 @@
 namespace smoothece {
 
 // Per-node sums on the grid of `intervals` equal cells (intervals + 1 nodes).
-// A row at f with f·G = j + λ contributes (1 − λ) of its mass to node j and
-// λ to node j + 1. Linear binning is the adjoint of linear interpolation, so
-// restricting a fine grid to a nested coarser one (restrict_to) gives exactly
-// the sums of binning the raw rows onto the coarse grid.
+// A row at f with f·G = j + λ spreads its mass over nodes j−1..j+2 with the
+// weights of cubic Lagrange interpolation (grid.cpp, spread_cubic), so the
+// node masses keep the rows' moments up to order 3.
 struct GridSums {
     std::int64_t intervals = 0;
     std::vector<double> residual;  // Σ w·(y − f)
@@ -32,7 +31,7 @@ struct GridSums {
     void merge(const GridSums& other);
 };
 
-// Bins `in` onto `intervals` cells, on up to `threads` threads (0 = all cores).
+// Bins `in` onto `intervals` cells (intervals ≥ 3), on up to `threads` threads (0 = all cores).
 // full = false keeps only the residual sums (all that the SmoothECE needs).
 // Throws std::invalid_argument naming the argument, first bad index, its value
 // and the number of bad values when a row breaks the input contract.

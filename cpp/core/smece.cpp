@@ -17,18 +17,35 @@ std::int64_t intervals_for_sigma(double sigma) {
 
 double min_sigma_for(std::int64_t intervals) { return kNodesPerSigma / static_cast<double>(intervals); }
 
-double integrate_abs(const double* g, std::int64_t intervals) {
-    double sum = 0.0;
+double integrate_abs(const double* r, const double* F, std::int64_t intervals) {
+    const double h = 1.0 / static_cast<double>(intervals);
+    double total = 0.0, segment_start = 0.0;  // F at the last root (or at 0)
     for (std::int64_t j = 0; j < intervals; ++j) {
-        const double a = g[j], b = g[j + 1];
-        if ((a < 0.0) != (b < 0.0) && a != 0.0 && b != 0.0) {
-            // |linear| over the cell, split at its root: (a² + b²) / (2(|a| + |b|)).
-            sum += (a * a + b * b) / (2.0 * (std::fabs(a) + std::fabs(b)));
-        } else {
-            sum += 0.5 * (std::fabs(a) + std::fabs(b));
+        const double r0 = r[j], r1 = r[j + 1];
+        if ((r0 < 0.0 && r1 > 0.0) || (r0 > 0.0 && r1 < 0.0)) {
+            // Cubic Hermite interpolant H of F on the cell (values F, slopes r);
+            // its derivative, a quadratic q(s) with q(0) = r0, q(1) = r1, has
+            // exactly one root in (0, 1). Bisection finds it to machine precision.
+            const double F0 = F[j], F1 = F[j + 1];
+            const double d = (F1 - F0) / h;
+            const double qa = -6.0 * d + 3.0 * r0 + 3.0 * r1, qb = 6.0 * d - 4.0 * r0 - 2.0 * r1;
+            auto q = [&](double s) { return (qa * s + qb) * s + r0; };
+            double lo = 0.0, hi = 1.0;
+            for (int it = 0; it < 60; ++it) {
+                const double mid = 0.5 * (lo + hi);
+                if ((q(mid) > 0.0) == (r0 > 0.0)) lo = mid; else hi = mid;
+            }
+            const double s = 0.5 * (lo + hi), s2 = s * s, s3 = s2 * s;
+            const double F_root = (2 * s3 - 3 * s2 + 1) * F0 + (s3 - 2 * s2 + s) * h * r0 + (-2 * s3 + 3 * s2) * F1 +
+                                  (s3 - s2) * h * r1;
+            total += std::fabs(F_root - segment_start);
+            segment_start = F_root;
+        } else if (r1 == 0.0) {
+            total += std::fabs(F[j + 1] - segment_start);
+            segment_start = F[j + 1];
         }
     }
-    return sum / static_cast<double>(intervals);
+    return total + std::fabs(F[intervals] - segment_start);
 }
 
 ResidualLevels::ResidualLevels(GridSums fine) : fine_(std::move(fine)) {}
@@ -53,9 +70,10 @@ const SmoothedMasses& ResidualLevels::level(std::int64_t intervals) {
 double ResidualLevels::smece_sigma(double sigma) {
     const std::int64_t g = std::min(intervals_for_sigma(sigma), fine_.intervals);
     const SmoothedMasses& masses = level(g);
-    scratch_.resize(static_cast<std::size_t>(g + 1));
-    masses.evaluate(sigma, scratch_.data());
-    return integrate_abs(scratch_.data(), g) / fine_.total_weight;
+    values_.resize(static_cast<std::size_t>(g + 1));
+    antiderivative_.resize(static_cast<std::size_t>(g + 1));
+    masses.evaluate(sigma, values_.data(), antiderivative_.data());
+    return integrate_abs(values_.data(), antiderivative_.data(), g) / fine_.total_weight;
 }
 
 FixpointResult solve_fixpoint(ResidualLevels& levels, double tol) {
@@ -68,8 +86,11 @@ FixpointResult solve_fixpoint(ResidualLevels& levels, double tol) {
     double a = levels.min_sigma();
     double fa = g(a);
     if (fa < 0.0) {
+        // σ* is below what this grid resolves. Step down on the same grid
+        // (less accurate there, but good enough to size the next grid).
         res.resolved = false;
         res.sigma = a;
+        for (int k = 0; k < 6 && g(res.sigma) < 0.0; ++k) res.sigma /= 4.0;
         return res;
     }
     double b = std::min(1.0, fa + a);  // smECE_a ≥ smECE_{σ*} = σ*
@@ -127,15 +148,15 @@ FixpointResult solve_fixpoint(ResidualLevels& levels, double tol) {
     return res;
 }
 
-double smece_of_rows(const Inputs& in, int threads) {
-    std::int64_t intervals = kDefaultFineIntervals;
+double smece_of_rows(const Inputs& in, int threads, std::int64_t fine_intervals) {
+    std::int64_t intervals = fine_intervals;
     for (;;) {
         ResidualLevels levels(bin_rows(in, intervals, /*full=*/false, threads));
         const FixpointResult fix = solve_fixpoint(levels);
         if (fix.resolved || intervals >= kMaxIntervals) return fix.sigma;
         // σ* < σ_min: only for very large, very well calibrated data. One more
-        // pass over the rows, on a grid 16 times finer.
-        intervals = std::min(intervals * 16, kMaxIntervals);
+        // pass over the rows, on the grid that the estimate of σ* needs.
+        intervals = std::max(intervals * 2, intervals_for_sigma(fix.sigma));
     }
 }
 

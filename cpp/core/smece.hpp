@@ -12,10 +12,11 @@
 namespace smoothece {
 
 // Grid resolution: a σ is evaluated on G = 2^k ≥ kNodesPerSigma/σ intervals
-// (at least kMinIntervals). With linear binning, DCT-I smoothing and the
-// root-aware trapezoid below this keeps |error| ≲ 1e-7 for σ ≥ 0.002
-// (measured against the exact integral in tests/test_accuracy.py).
-constexpr double kNodesPerSigma = 64.0;
+// (at least kMinIntervals). Smoothing and integration are exact up to
+// rounding; what remains is the error of linear binning, O((h/σ)²) relative,
+// ≲ 1e-7 for σ ≥ 0.002 at this resolution (measured against the exact
+// integral in tests/test_accuracy.py).
+constexpr double kNodesPerSigma = 16.0;
 constexpr std::int64_t kMinIntervals = 256;
 constexpr std::int64_t kDefaultFineIntervals = std::int64_t{1} << 15;  // σ ≥ 0.00195
 constexpr std::int64_t kMaxIntervals = std::int64_t{1} << 22;          // σ ≥ 1.5e-5
@@ -25,11 +26,12 @@ std::int64_t intervals_for_sigma(double sigma);
 // Smallest σ that a grid of `intervals` evaluates to the accuracy contract.
 double min_sigma_for(std::int64_t intervals);
 
-// ∫₀¹ |g| for a smooth g known at the nodes j/G. Trapezoid rule (spectrally
-// accurate here: g is even about 0 and 1), except that in a cell where g
-// changes sign the linear interpolant is integrated exactly on each side of
-// its root, which removes the O(h²) error of the kink in |g|.
-double integrate_abs(const double* g, std::int64_t intervals);
+// ∫₀¹ |r| from r and its antiderivative F at the nodes j/G: the sum over the
+// sign-constant pieces of |F(end) − F(start)|. Roots are located inside the
+// cells where r changes sign, on the cubic Hermite interpolant of F. Since F
+// comes from the spectrum, this is exact up to the O(h⁴) interpolation at the
+// roots: there is no quadrature error and no error from the kinks of |r|.
+double integrate_abs(const double* r, const double* F, std::int64_t intervals);
 
 // smECEσ for residual sums binned at any resolution: evaluates each σ on the
 // coarsest nested grid that resolves it, caching each level's spectrum.
@@ -45,13 +47,14 @@ private:
     const SmoothedMasses& level(std::int64_t intervals);
     GridSums fine_;
     std::map<std::int64_t, std::unique_ptr<SmoothedMasses>> levels_;
-    std::vector<double> scratch_;
+    std::vector<double> values_, antiderivative_;
 };
 
 struct FixpointResult {
     double sigma = 0.0;        // σ*
     int evaluations = 0;       // smECEσ evaluations used
-    bool resolved = true;      // false if σ* is below what `levels` resolves
+    bool resolved = true;      // false if σ* is below what `levels` resolves; then
+                               // sigma is a rough lower estimate of σ*
 };
 
 // σ* with |σ − σ*| ≤ tol (plus the evaluation error), by Brent's method on
@@ -61,7 +64,7 @@ FixpointResult solve_fixpoint(ResidualLevels& levels, double tol = 1e-10);
 
 // The complete SmoothECE of rows: bins on the default fine grid and, only if
 // σ* lies below what that grid resolves, bins again on a finer one.
-double smece_of_rows(const Inputs& in, int threads);
+double smece_of_rows(const Inputs& in, int threads, std::int64_t fine_intervals = kDefaultFineIntervals);
 // smECEσ of rows at a fixed σ, binned on the grid that σ needs.
 double smece_sigma_of_rows(const Inputs& in, double sigma, int threads);
 

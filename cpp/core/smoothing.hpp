@@ -9,7 +9,8 @@
 //   Σ_j m_j K̃σ(t_k, t_j) = ½ · DCT-I( DCT-I(m̃) · exp(−π²k²σ²/2) )_k,
 // with m̃ the masses with the two end nodes doubled (a mass at 0 or 1 is its
 // own mirror image). This is exact for the binned masses: no kernel
-// truncation, no sampling of the kernel.
+// truncation, no sampling of the kernel. Requires σG ≥ 8 (smece.hpp keeps
+// σG ≥ 64), so that the spectrum has decayed to 0 before k = G.
 #pragma once
 
 #include <cstdint>
@@ -40,8 +41,10 @@ public:
     SmoothedMasses(const double* masses, std::int64_t intervals);
 
     std::int64_t intervals() const { return intervals_; }
-    // Writes Σ_j m_j K̃σ(t_k, t_j) for k = 0..G into out[0..G].
-    void evaluate(double sigma, double* out) const;
+    // Writes r(t_k) = Σ_j m_j K̃σ(t_k, t_j) for k = 0..G into values[0..G]
+    // and, unless antiderivative is null, F(t_k) = ∫₀^{t_k} r into
+    // antiderivative[0..G] (from the same spectrum: a DST-I). Needs G ≥ 2.
+    void evaluate(double sigma, double* values, double* antiderivative) const;
 
 private:
     std::int64_t intervals_;

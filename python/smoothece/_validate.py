@@ -79,6 +79,8 @@ def threads(n: Optional[int]) -> int:
 
 
 def sigma(s: Any) -> float:
+    if isinstance(s, (str, bytes, bool)) or not np.isscalar(s) and np.ndim(s) != 0:
+        raise TypeError(f"sigma must be a number, got {s!r}")
     try:
         value = float(s)
     except (TypeError, ValueError):

@@ -1,0 +1,169 @@
+"""The input contract (DESIGN.md §5): clear errors, nothing modified, no crash."""
+
+import re
+
+import numpy as np
+import pytest
+
+import smoothece
+
+F = np.array([0.1, 0.5, 0.9, 0.3, 0.7])
+Y = np.array([0, 1, 1, 0, 1], dtype=np.int8)
+
+
+def call_all(f, y, **kw):
+    """Every public scoring entry point, so each bad input is tried on each."""
+    return [
+        lambda: smoothece.smece(f, y, **kw),
+        lambda: smoothece.smece_sigma(f, y, 0.05, **kw),
+    ]
+
+
+def check_refused(exc, pattern, f, y, **kw):
+    """Each entry point raises `exc` matching `pattern` and leaves the arrays as they were."""
+    before = [np.array(a, copy=True) for a in (f, y, kw.get("weights")) if isinstance(a, np.ndarray)]
+    for call in call_all(f, y, **kw):
+        with pytest.raises(exc, match=pattern):
+            call()
+    after = [a for a in (f, y, kw.get("weights")) if isinstance(a, np.ndarray)]
+    for b, a in zip(before, after):
+        np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize(
+    "bad, value",
+    [(-0.2, "-0.2"), (1.5, "1.5"), (np.nan, "nan"), (np.inf, "inf"), (-np.inf, "-inf"), (1.0000000000000002, "1.0000000000000002")],
+)
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_prediction_out_of_range(bad, value, dtype):
+    if dtype == np.float32 and bad == 1.0000000000000002:
+        bad, value = 1.0000001, "1.0000001"  # the next float32 above 1
+    f = F.astype(dtype)
+    f[2] = bad
+    f[4] = bad
+    value = re.escape(value)
+    check_refused(ValueError, rf"^f\[2\] = {value}: .*\(2 of 5 values in f bad, first at index 2\)", f, Y)
+
+
+@pytest.mark.parametrize("bad", [2, -1, 0.5, np.nan])
+def test_labels_other_than_0_1(bad):
+    y = Y.astype(np.float64)
+    y[3] = bad
+    check_refused(ValueError, r"^y\[3\] = .*labels must be 0 or 1 \(1 of 5 values in y bad, first at index 3\)", F, y)
+
+
+def test_int_labels_out_of_range_and_bool_bytes():
+    check_refused(ValueError, r"^y\[1\] = 2: labels must be 0 or 1", F, np.array([0, 2, 1, 0, 1], dtype=np.int64))
+    check_refused(ValueError, r"^y\[0\] = 255: labels must be 0 or 1", F, np.array([255, 1, 1, 0, 1], dtype=np.uint8))
+    # A bool array whose bytes are not 0/1 (made through a view) is refused too.
+    raw = np.array([0, 1, 7, 0, 1], dtype=np.uint8)
+    check_refused(ValueError, r"^y\[2\] = 7: labels must be 0 or 1", F, raw.view(bool))
+
+
+@pytest.mark.parametrize("bad, text", [(-1.0, "-1"), (np.nan, "nan"), (np.inf, "inf")])
+def test_bad_weights(bad, text):
+    w = np.ones(5)
+    w[1] = bad
+    check_refused(
+        ValueError,
+        rf"^weights\[1\] = {text}: weights must be finite and non-negative \(1 of 5 values in weights bad",
+        F, Y, weights=w,
+    )
+
+
+def test_all_zero_weights():
+    check_refused(ValueError, r"weights.*sum to zero", F, Y, weights=np.zeros(5))
+
+
+def test_first_bad_index_and_count_when_several_arguments_are_bad():
+    f = F.copy()
+    f[4] = 3.0
+    y = Y.astype(np.int32)
+    y[0] = 5
+    # Predictions are checked first; then labels.
+    check_refused(ValueError, r"^f\[4\] = 3: .*\(1 of 5", f, y)
+
+
+@pytest.mark.parametrize(
+    "f, name",
+    [
+        (np.array(["a", "b"]), "f"),
+        (np.array([0.1 + 1j, 0.2]), "f"),
+        (np.array([0.1, None], dtype=object), "f"),
+        ("0.1,0.2", "f"),
+        (None, "f"),
+    ],
+)
+def test_wrong_types(f, name):
+    with pytest.raises(TypeError, match=rf"^{name} must be"):
+        smoothece.smece(f, [0, 1])
+
+
+def test_wrong_label_and_weight_types():
+    with pytest.raises(TypeError, match=r"^y must be"):
+        smoothece.smece([0.1, 0.2], np.array(["0", "1"]))
+    with pytest.raises(TypeError, match=r"^weights must be"):
+        smoothece.smece([0.1, 0.2], [0, 1], weights=np.array([1 + 0j, 1]))
+
+
+def test_shapes():
+    with pytest.raises(ValueError, match=r"f and y must have the same length, got f.shape=\(5,\) and y.shape=\(4,\)"):
+        smoothece.smece(F, Y[:4])
+    with pytest.raises(ValueError, match=r"f and weights must have the same length.*weights.shape=\(3,\)"):
+        smoothece.smece(F, Y, weights=np.ones(3))
+    with pytest.raises(ValueError, match=r"^f is empty"):
+        smoothece.smece(np.array([]), np.array([]))
+    with pytest.raises(ValueError, match=r"^f must be 1-D, got shape \(5, 1\)"):
+        smoothece.smece(F[:, None], Y)
+    with pytest.raises(ValueError, match=r"^y must be 1-D, got shape \(\)"):
+        smoothece.smece(F, 1)
+
+
+@pytest.mark.parametrize("sigma", [0.0, -0.1, np.nan, np.inf])
+def test_bad_sigma(sigma):
+    with pytest.raises(ValueError, match=r"^sigma must be a positive finite number"):
+        smoothece.smece_sigma(F, Y, sigma)
+    with pytest.raises(TypeError, match=r"^sigma must be a number"):
+        smoothece.smece_sigma(F, Y, "0.1")
+
+
+def test_bad_threads_and_clip():
+    with pytest.raises(ValueError, match=r"^threads must be >= 1"):
+        smoothece.smece(F, Y, threads=0)
+    with pytest.raises(TypeError, match=r"^threads must be an int"):
+        smoothece.smece(F, Y, threads=1.5)
+    with pytest.raises(ValueError, match=r"^clip must be"):
+        smoothece.smece(F, Y, clip=-0.1)
+    with pytest.raises(TypeError, match=r"^clip must be"):
+        smoothece.smece(F, Y, clip="yes")
+
+
+def test_real_mcstat_forecasts_refused_then_clipped(solar):
+    d = solar["MCSTAT"]
+    f = d.f.copy()
+    bad = np.flatnonzero(f < 0)
+    assert bad.size > 0
+    check_refused(
+        ValueError, rf"^f\[{bad[0]}\] = -0\.01: .*clip=True.*\({bad.size} of {f.size} values in f bad, first at index {bad[0]}\)",
+        f, d.y,
+    )
+    clipped = np.clip(f, 0.0, 1.0)
+    assert smoothece.smece(f, d.y, clip=True) == smoothece.smece(clipped, d.y)
+    assert smoothece.smece(f, d.y, clip=0.01) == smoothece.smece(clipped, d.y)
+    np.testing.assert_array_equal(f, d.f)  # clipping happens inside the core, not on the caller's array
+    with pytest.raises(ValueError, match=r"in \[-0\.005, 1\.005\]"):
+        smoothece.smece(f, d.y, clip=0.005)
+
+
+def test_clip_still_refuses_nan():
+    f = F.copy()
+    f[0] = np.nan
+    with pytest.raises(ValueError, match=r"^f\[0\] = nan"):
+        smoothece.smece(f, Y, clip=True)
+
+
+def test_read_only_inputs_are_accepted():
+    f, y = F.copy(), Y.copy()
+    f.flags.writeable = False
+    y.flags.writeable = False
+    assert smoothece.smece(f, y) == smoothece.smece(F, Y)
