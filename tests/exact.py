@@ -209,7 +209,10 @@ def _smece_sigma_grouped(u, a, sigma):
 
 
 def exact_residual(t, f, y, sigma, weights=None):
-    """The smoothed residual r_sigma(t) at the points t (any shape)."""
+    """The smoothed residual r_sigma(t) at points t in [0, 1] (any shape).
+
+    Only image centres within 15 sigma of [0, 1] are kept, so t outside
+    [0, 1] is not supported."""
     u, a = _group(f, y, weights)
     t = np.asarray(t, dtype=np.float64)
     if u.size == 0:

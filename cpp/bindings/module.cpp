@@ -3,9 +3,11 @@
 
 namespace smoothece::bind {
 void register_smece(py::module_& m);
+void register_diagram(py::module_& m);
 }
 
 PYBIND11_MODULE(_core, m) {
     m.doc() = "smoothece C++ core (private; use the smoothece package)";
     smoothece::bind::register_smece(m);
+    smoothece::bind::register_diagram(m);
 }

@@ -87,27 +87,11 @@ bool bin_typed(const Inputs& in, std::int64_t begin, std::int64_t end, std::int6
 
 template <class Cell>
 bool bin_dispatch_impl(const Inputs& in, std::int64_t begin, std::int64_t end, std::int64_t intervals, Cell* cells,
-                  double& total_weight) {
-    auto with_fy = [&](auto w_tag) {
-        using W = decltype(w_tag);
-        auto with_f = [&](auto f_tag) -> bool {
-            using F = decltype(f_tag);
-            return dispatch_dtype(in.y.dtype, [&](auto y_tag) -> bool {
-                using Y = decltype(y_tag);
-                return bin_typed<Cell, F, Y, typename W::type>(in, begin, end, intervals, cells, total_weight);
-            });
-        };
-        if (in.f.dtype == DType::Float32) return with_f(float{});
-        if (in.f.dtype == DType::Float64) return with_f(double{});
-        throw std::invalid_argument(std::string(in.f.name) + ": predictions must be float32 or float64 in the core");
-    };
-    struct NoW { using type = void; };
-    struct F32W { using type = float; };
-    struct F64W { using type = double; };
-    if (!in.has_weights()) return with_fy(NoW{});
-    if (in.w.dtype == DType::Float32) return with_fy(F32W{});
-    if (in.w.dtype == DType::Float64) return with_fy(F64W{});
-    throw std::invalid_argument(std::string(in.w.name) + ": weights must be float32 or float64 in the core");
+                       double& total_weight) {
+    return with_input_types(in, [&](auto f_tag, auto y_tag, auto w_tag) {
+        using W = std::conditional_t<std::is_same_v<decltype(w_tag), NoWeights>, void, decltype(w_tag)>;
+        return bin_typed<Cell, decltype(f_tag), decltype(y_tag), W>(in, begin, end, intervals, cells, total_weight);
+    });
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 namespace smoothece {
@@ -90,6 +91,28 @@ decltype(auto) dispatch_dtype(DType dtype, Fn&& fn) {
         case DType::Float64: return fn(double{});
     }
     throw std::logic_error("unknown dtype");
+}
+
+// Tag for "no weights column" in with_input_types.
+struct NoWeights {};
+
+// Calls fn(F{}, Y{}, W{}) with the C++ types of the prediction (float or
+// double), label (any DType) and weight (float, double or NoWeights) columns:
+// one template instantiated per combination, not a copy per dtype.
+template <class Fn>
+decltype(auto) with_input_types(const Inputs& in, Fn&& fn) {
+    auto with_w = [&](auto w_tag) -> decltype(auto) {
+        auto with_f = [&](auto f_tag) -> decltype(auto) {
+            return dispatch_dtype(in.y.dtype, [&](auto y_tag) -> decltype(auto) { return fn(f_tag, y_tag, w_tag); });
+        };
+        if (in.f.dtype == DType::Float32) return with_f(float{});
+        if (in.f.dtype == DType::Float64) return with_f(double{});
+        throw std::invalid_argument(std::string(in.f.name) + ": predictions must be float32 or float64 in the core");
+    };
+    if (!in.has_weights()) return with_w(NoWeights{});
+    if (in.w.dtype == DType::Float32) return with_w(float{});
+    if (in.w.dtype == DType::Float64) return with_w(double{});
+    throw std::invalid_argument(std::string(in.w.name) + ": weights must be float32 or float64 in the core");
 }
 
 }  // namespace smoothece

@@ -148,16 +148,20 @@ FixpointResult solve_fixpoint(ResidualLevels& levels, double tol) {
     return res;
 }
 
-double smece_of_rows(const Inputs& in, int threads, std::int64_t fine_intervals) {
-    std::int64_t intervals = fine_intervals;
+RowsFixpoint fixpoint_of_rows(const Inputs& in, std::int64_t first_intervals, bool full, int threads) {
+    std::int64_t intervals = first_intervals;
     for (;;) {
-        ResidualLevels levels(bin_rows(in, intervals, /*full=*/false, threads));
+        ResidualLevels levels(bin_rows(in, intervals, full, threads));
         const FixpointResult fix = solve_fixpoint(levels);
-        if (fix.resolved || intervals >= kMaxIntervals) return fix.sigma;
+        if (fix.resolved || intervals >= kMaxIntervals) return {fix.sigma, levels.release()};
         // σ* < σ_min: only for very large, very well calibrated data. One more
         // pass over the rows, on the grid that the estimate of σ* needs.
-        intervals = std::max(intervals * 2, intervals_for_sigma(fix.sigma));
+        intervals = std::min(kMaxIntervals, std::max(intervals * 2, intervals_for_sigma(fix.sigma)));
     }
+}
+
+double smece_of_rows(const Inputs& in, int threads, std::int64_t fine_intervals) {
+    return fixpoint_of_rows(in, fine_intervals, /*full=*/false, threads).sigma;
 }
 
 double smece_sigma_of_rows(const Inputs& in, double sigma, int threads) {

@@ -41,6 +41,8 @@ public:
     double smece_sigma(double sigma);
     double min_sigma() const { return min_sigma_for(fine_.intervals); }
     double total_weight() const { return fine_.total_weight; }
+    const GridSums& sums() const { return fine_; }
+    GridSums release() { return std::move(fine_); }
     bool all_zero() const;
 
 private:
@@ -62,8 +64,16 @@ struct FixpointResult {
 // [σ_min, smECE_{σ_min}]: since smECEσ is non-increasing, σ* ≤ smECE_{σ_min}.
 FixpointResult solve_fixpoint(ResidualLevels& levels, double tol = 1e-10);
 
-// The complete SmoothECE of rows: bins on the default fine grid and, only if
-// σ* lies below what that grid resolves, bins again on a finer one.
+// σ* of rows together with the grid sums it was found on: bins on a grid of
+// `first_intervals` and, only if σ* lies below what that grid resolves, bins
+// again on a finer one. full = true keeps the weight and label sums too.
+struct RowsFixpoint {
+    double sigma = 0.0;
+    GridSums sums;
+};
+RowsFixpoint fixpoint_of_rows(const Inputs& in, std::int64_t first_intervals, bool full, int threads);
+
+// The complete SmoothECE of rows.
 double smece_of_rows(const Inputs& in, int threads, std::int64_t fine_intervals = kDefaultFineIntervals);
 // smECEσ of rows at a fixed σ, binned on the grid that σ needs.
 double smece_sigma_of_rows(const Inputs& in, double sigma, int threads);

@@ -20,7 +20,33 @@ except ImportError as err:  # pragma: no cover - only on a broken install
     ) from err
 
 from ._api import smece, smece_sigma
+from ._diagram import (
+    BootstrapResult,
+    CalibrationTest,
+    ReliabilityDiagram,
+    bootstrap_smece,
+    calibration_test,
+    reliability_diagram,
+)
+from .plotting import plot_binned_diagram, plot_reliability_diagram
 
-__version__ = "0.1.0"
+try:
+    from importlib.metadata import version as _version
 
-__all__ = ["smece", "smece_sigma", "__version__"]
+    __version__ = _version("smoothece")
+except Exception:  # pragma: no cover - running from a source tree without metadata
+    __version__ = "0+unknown"
+
+__all__ = [
+    "smece",
+    "smece_sigma",
+    "reliability_diagram",
+    "bootstrap_smece",
+    "calibration_test",
+    "ReliabilityDiagram",
+    "BootstrapResult",
+    "CalibrationTest",
+    "plot_reliability_diagram",
+    "plot_binned_diagram",
+    "__version__",
+]
