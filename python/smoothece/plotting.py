@@ -1,13 +1,393 @@
-"""Plotting (placeholder, being written)."""
+"""Drawing smoothed and binned reliability diagrams with matplotlib.
+
+matplotlib is imported inside the functions, so ``import smoothece`` never
+touches pyplot. The functions never change global matplotlib state (no
+rcParams, no styles); every function takes ``ax=`` and returns the Axes it
+drew on. When ``ax`` is None a new ``5 x 5`` inch figure with constrained
+layout is created, so axis labels are never cut.
+
+Every artist drawn gets a ``gid`` starting with ``"smoothece-"`` (for
+example ``"smoothece-curve"``, ``"smoothece-band"``), so that tests and
+users can find them again on a busy Axes.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+import numpy as np
+
+from . import _validate
+
+__all__ = ["plot_diagram", "plot_reliability_diagram", "plot_binned_diagram"]
+
+#: Line widths (points) of the curve at zero density and at the maximum density.
+_MIN_WIDTH = 0.6
+_MAX_WIDTH = 5.0
+
+#: Keyword arguments of :func:`smoothece.reliability_diagram` that
+#: :func:`plot_reliability_diagram` routes to the computation.
+_COMPUTE_KEYS = frozenset(
+    ("weights", "sigma", "n_boot", "level", "seed", "consistency", "n_sim", "sample_size", "clip", "threads")
+)
 
 
-def plot_diagram(diagram, ax=None, **style):
-    raise NotImplementedError
+def _new_axes(ax):
+    """``ax``, or the Axes of a new constrained-layout figure."""
+    if ax is not None:
+        return ax
+    import matplotlib.pyplot as plt
+
+    _, ax = plt.subplots(figsize=(5, 5), layout="constrained")
+    return ax
+
+
+def _frame(ax, show_diagonal: bool) -> None:
+    """Unit square, equal aspect, axis labels and (once per Axes) the diagonal."""
+    ax.set_xlim(0.0, 1.0)
+    ax.set_ylim(0.0, 1.0)
+    ax.set_aspect("equal", adjustable="box")
+    ax.set_xlabel("Predicted probability")
+    ax.set_ylabel("Observed frequency")
+    if show_diagonal and not any(line.get_gid() == "smoothece-diagonal" for line in ax.lines):
+        ax.plot([0.0, 1.0], [0.0, 1.0], linestyle="--", color="0.5", linewidth=1.0, zorder=1,
+                gid="smoothece-diagonal")
+
+
+def _annotate(ax, text: str, color) -> None:
+    """Writes ``text`` in the upper-left corner, below the tick-mark rug and
+    below any earlier annotation of ours on the same Axes (so several models
+    drawn on one Axes do not overprint each other)."""
+    earlier = sum(1 for t in ax.texts if (t.get_gid() or "").startswith("smoothece-annotation"))
+    ax.text(0.04, 0.94 - 0.065 * earlier, text, transform=ax.transAxes, ha="left", va="top", color=color,
+            fontsize="medium", zorder=5, gid="smoothece-annotation",
+            bbox=dict(boxstyle="round,pad=0.25", facecolor="white", edgecolor="none", alpha=0.8))
+
+
+def _segment_widths(mesh: np.ndarray, mu: np.ndarray, density: np.ndarray, width_scale: float):
+    """Segments of the curve between neighbouring mesh points where both ends
+    are finite, with line widths proportional to the density at the
+    segment's midpoint relative to the largest density (clipped to a visible
+    minimum)."""
+    points = np.column_stack([mesh, mu])
+    segments = np.stack([points[:-1], points[1:]], axis=1)
+    mid_density = 0.5 * (density[:-1] + density[1:])
+    keep = np.isfinite(segments).all(axis=(1, 2)) & np.isfinite(mid_density)
+    segments, mid_density = segments[keep], mid_density[keep]
+    top = mid_density.max() if mid_density.size else 0.0
+    relative = mid_density / top if top > 0 else np.ones_like(mid_density)
+    widths = width_scale * np.clip(_MAX_WIDTH * relative, _MIN_WIDTH, _MAX_WIDTH)
+    return segments, widths
+
+
+def _density_panel(ax, diagram, color) -> Any:
+    """A short panel under ``ax`` with the prediction densities of each label
+    class. The main Axes' x tick labels and x label move to the panel."""
+    panel = ax.inset_axes([0.0, -0.27, 1.0, 0.22], sharex=ax)
+    panel.set_gid("smoothece-density-panel")
+    mesh = np.asarray(diagram.mesh)
+    pos = np.asarray(diagram.density_positive, dtype=float)
+    neg = np.asarray(diagram.density_negative, dtype=float)
+    if np.isfinite(pos).any():
+        panel.plot(mesh, pos, color=color, linewidth=1.2, label="y = 1", gid="smoothece-density-positive")
+        panel.fill_between(mesh, 0.0, pos, where=np.isfinite(pos), color=color, alpha=0.2, linewidth=0)
+    if np.isfinite(neg).any():
+        panel.plot(mesh, neg, color="0.35", linewidth=1.2, linestyle="--", label="y = 0",
+                   gid="smoothece-density-negative")
+    finite = np.concatenate([pos[np.isfinite(pos)], neg[np.isfinite(neg)]])
+    panel.set_ylim(0.0, 1.08 * finite.max() if finite.size and finite.max() > 0 else 1.0)
+    panel.set_xlim(0.0, 1.0)
+    panel.set_ylabel("Density")
+    panel.set_xlabel(ax.get_xlabel())
+    panel.tick_params(axis="y", labelsize="small")
+    panel.legend(loc="upper right", fontsize="x-small", frameon=False, ncols=2)
+    ax.set_xlabel("")
+    ax.tick_params(axis="x", labelbottom=False)
+    return panel
+
+
+def plot_diagram(
+    diagram,
+    ax=None,
+    *,
+    color="C0",
+    band: bool = True,
+    consistency: bool = True,
+    ticks: bool = True,
+    annotate: bool = True,
+    density_panel: bool = False,
+    width_scale: float = 1.0,
+    label: Optional[str] = None,
+    show_diagonal: bool = True,
+):
+    """Draws a smoothed reliability diagram (Błasiok & Nakkiran 2024, Fig. 1 right).
+
+    Parameters
+    ----------
+    diagram : smoothece.ReliabilityDiagram
+        The result of :func:`smoothece.reliability_diagram`.
+    ax : matplotlib.axes.Axes, optional
+        Axes to draw on. None creates a ``5 x 5`` inch figure with
+        constrained layout.
+    color : color, default "C0"
+        Colour of the curve, its bootstrap band and its annotation.
+    band : bool, default True
+        Draw the pointwise bootstrap band (when the diagram has one).
+    consistency : bool, default True
+        Draw the consistency band (when the diagram has one): where the
+        curve would lie if the model were perfectly calibrated.
+    ticks : bool, default True
+        Draw a rug of the sampled predictions: rows with y = 1 at the top
+        of the frame, rows with y = 0 at the bottom.
+    annotate : bool, default True
+        Write ``smECE = v ± w`` in the upper-left corner, where ``w`` is half
+        the width of the bootstrap interval (``smECE = v`` without bootstrap).
+    density_panel : bool, default False
+        Add a panel under the diagram with the prediction densities of the
+        rows with y = 1 and y = 0; it takes over the x axis label.
+    width_scale : float, default 1.0
+        Multiplies the curve's line widths, which follow the prediction
+        density (thick where there is data, thin where there is little).
+    label : str, optional
+        Legend label of the curve; also prefixes the annotation.
+    show_diagonal : bool, default True
+        Draw the line of perfect calibration y = x (once per Axes).
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        The main Axes (the density panel, if any, is in ``ax.child_axes``).
+    """
+    from matplotlib.collections import LineCollection
+
+    if not (np.isfinite(width_scale) and width_scale > 0):
+        raise ValueError(f"width_scale must be a positive finite number, got {width_scale!r}")
+    ax = _new_axes(ax)
+    mesh = np.asarray(diagram.mesh, dtype=float)
+    mu = np.asarray(diagram.mu, dtype=float)
+
+    drew_consistency = False
+    if consistency and diagram.consistency_lower is not None and diagram.consistency_upper is not None:
+        lo, hi = np.asarray(diagram.consistency_lower, float), np.asarray(diagram.consistency_upper, float)
+        ax.fill_between(mesh, lo, hi, where=np.isfinite(lo) & np.isfinite(hi), facecolor="0.55", alpha=0.22,
+                        edgecolor="0.4", hatch="////", linewidth=0.0, zorder=1.5,
+                        label="consistency band", gid="smoothece-consistency")
+        drew_consistency = True
+
+    if band and diagram.lower is not None and diagram.upper is not None:
+        lo, hi = np.asarray(diagram.lower, float), np.asarray(diagram.upper, float)
+        ax.fill_between(mesh, lo, hi, where=np.isfinite(lo) & np.isfinite(hi), color=color, alpha=0.25,
+                        linewidth=0.0, zorder=2, label=f"{diagram.level:.0%} bootstrap band",
+                        gid="smoothece-band")
+
+    segments, widths = _segment_widths(mesh, mu, np.asarray(diagram.density, dtype=float), float(width_scale))
+    curve = LineCollection(segments, linewidths=widths, colors=color, capstyle="round", joinstyle="round",
+                           zorder=3, label=label if label is not None else "smoothed reliability",
+                           gid="smoothece-curve")
+    ax.add_collection(curve, autolim=False)
+
+    if ticks:
+        # x in data units, y in axes fraction: the rug hugs the frame at any size.
+        f = np.asarray(diagram.sample_f, dtype=float)
+        y = np.asarray(diagram.sample_y, dtype=float)
+        rug = dict(transform=ax.get_xaxis_transform(), colors=color, linewidths=0.6, alpha=0.35, zorder=2.5)
+        ax.vlines(f[y == 1], 0.965, 1.0, gid="smoothece-ticks-positive", **rug)
+        ax.vlines(f[y == 0], 0.0, 0.035, gid="smoothece-ticks-negative", **rug)
+
+    _frame(ax, show_diagonal)
+
+    if annotate:
+        text = f"smECE = {diagram.smece:.3f}"
+        half = 0.5 * (diagram.smece_high - diagram.smece_low)
+        if diagram.n_boot > 0 and np.isfinite(half):
+            text += f" ± {half:.3f}"
+        if label is not None:
+            text = f"{label}: {text}"
+        _annotate(ax, text, color)
+
+    if drew_consistency or label is not None:
+        ax.legend(loc="lower right", fontsize="small", framealpha=0.85)
+
+    if density_panel:
+        _density_panel(ax, diagram, color)
+    return ax
 
 
 def plot_reliability_diagram(f, y, ax=None, **kw):
-    raise NotImplementedError
+    """Computes and draws the smoothed reliability diagram of ``(f, y)``.
+
+    Parameters
+    ----------
+    f, y : array_like
+        Predictions in [0, 1] and labels in {0, 1}.
+    ax : matplotlib.axes.Axes, optional
+        Axes to draw on; None creates a new figure.
+    **kw
+        ``weights``, ``sigma``, ``n_boot``, ``level``, ``seed``,
+        ``consistency``, ``n_sim``, ``sample_size``, ``clip`` and ``threads``
+        go to :func:`smoothece.reliability_diagram`; everything else to
+        :func:`plot_diagram` (whose ``consistency`` option follows the
+        computed one).
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        The Axes drawn on.
+    """
+    from ._diagram import reliability_diagram
+
+    compute = {k: v for k, v in kw.items() if k in _COMPUTE_KEYS}
+    style = {k: v for k, v in kw.items() if k not in _COMPUTE_KEYS}
+    diagram = reliability_diagram(f, y, **compute)
+    return plot_diagram(diagram, ax=ax, **style)
 
 
-def plot_binned_diagram(f, y, ax=None, **kw):
-    raise NotImplementedError
+def _check_values(f, y, w, clip) -> np.ndarray:
+    """Value checks of the core, in NumPy; returns the (clamped) predictions."""
+    lo, hi = _validate.clip_range(clip)
+
+    def refuse(name, values, bad, what):
+        # str() of the NumPy scalar: the shortest repr in the array's own dtype.
+        first = int(np.flatnonzero(bad)[0])
+        raise ValueError(f"{name}[{first}] = {values[first]}: {what} "
+                         f"({int(np.count_nonzero(bad))} of {values.size} values in {name} bad, first at index {first})")
+
+    f64 = f.astype(np.float64)
+    bad = ~(np.isfinite(f64) & (f64 >= lo) & (f64 <= hi))
+    if bad.any():
+        refuse("f", f, bad, "predictions must be finite and in [0, 1] (clip=True clamps values outside)")
+    bad = ~((y == 0) | (y == 1))
+    if bad.any():
+        refuse("y", y, bad, "labels must be 0 or 1")
+    if w is not None:
+        bad = ~(np.isfinite(w) & (w >= 0))
+        if bad.any():
+            refuse("weights", w, bad, "weights must be finite and non-negative")
+        if not w.sum(dtype=np.float64) > 0:
+            raise ValueError("weights: the weights sum to zero; at least one must be positive")
+    return np.clip(f64, 0.0, 1.0)
+
+
+def _bin_edges(f: np.ndarray, w: np.ndarray, n_bins: int, strategy: str) -> np.ndarray:
+    if strategy == "uniform":
+        return np.linspace(0.0, 1.0, n_bins + 1)
+    if strategy == "quantile":
+        # Weighted quantiles: edge k is the smallest prediction with at least
+        # k/n_bins of the total weight at or below it.
+        order = np.argsort(f, kind="stable")
+        cum = np.cumsum(w[order])
+        at = np.searchsorted(cum, cum[-1] * np.arange(1, n_bins) / n_bins, side="left")
+        inner = f[order][np.minimum(at, f.size - 1)]
+        return np.concatenate([[0.0], inner, [1.0]])
+    raise ValueError(f"strategy must be 'uniform' or 'quantile', got {strategy!r}")
+
+
+def binned_ece(f, y, *, n_bins: int = 15, weights=None, strategy: str = "uniform", clip=False) -> dict:
+    """The binned reliability diagram's numbers (used by :func:`plot_binned_diagram`).
+
+    Parameters
+    ----------
+    f, y, weights, clip
+        As in :func:`smoothece.smece`.
+    n_bins : int, default 15
+        Number of bins.
+    strategy : {"uniform", "quantile"}, default "uniform"
+        Equal-width bins on [0, 1] (a prediction in bin
+        ``min(floor(f * n_bins), n_bins - 1)``), or bins of equal weight.
+
+    Returns
+    -------
+    dict
+        ``ece`` (sum over bins of W_b / W * |mean_y_b - mean_f_b|), ``edges``,
+        and per bin ``weight``, ``count``, ``mean_f``, ``mean_y`` (NaN for
+        empty bins).
+    """
+    if isinstance(n_bins, bool) or not isinstance(n_bins, (int, np.integer)) or n_bins < 1:
+        raise ValueError(f"n_bins must be a positive int, got {n_bins!r}")
+    n_bins = int(n_bins)
+    f, y, w = _validate.rows(f, y, weights)
+    f = _check_values(f, y, w, clip)
+    y = np.asarray(y, dtype=np.float64)
+    w = np.ones_like(f) if w is None else np.asarray(w, dtype=np.float64)
+    edges = _bin_edges(f, w, n_bins, strategy)
+    if strategy == "uniform":
+        idx = np.minimum(np.floor(f * n_bins).astype(np.int64), n_bins - 1)
+    else:
+        idx = np.clip(np.searchsorted(edges, f, side="right") - 1, 0, n_bins - 1)
+    weight = np.bincount(idx, weights=w, minlength=n_bins)
+    count = np.bincount(idx, minlength=n_bins)
+    sum_f = np.bincount(idx, weights=w * f, minlength=n_bins)
+    sum_y = np.bincount(idx, weights=w * y, minlength=n_bins)
+    filled = weight > 0
+    mean_f = np.full(n_bins, np.nan)
+    mean_y = np.full(n_bins, np.nan)
+    mean_f[filled] = sum_f[filled] / weight[filled]
+    mean_y[filled] = sum_y[filled] / weight[filled]
+    ece = float(np.sum(np.abs(sum_y[filled] - sum_f[filled])) / weight.sum())
+    return dict(ece=ece, edges=edges, weight=weight, count=count, mean_f=mean_f, mean_y=mean_y)
+
+
+def plot_binned_diagram(
+    f,
+    y,
+    ax=None,
+    *,
+    n_bins: int = 15,
+    weights=None,
+    strategy: str = "uniform",
+    color="C1",
+    show_counts: bool = False,
+    clip=False,
+):
+    """Draws the classic binned reliability diagram, for comparison.
+
+    Each non-empty bin gets a bar over its extent up to its (weighted) mean
+    label, and a marker at (mean prediction, mean label) in the bin; the
+    markers are joined by a line. Empty bins are not drawn.
+
+    Parameters
+    ----------
+    f, y : array_like
+        Predictions in [0, 1] and labels in {0, 1}.
+    ax : matplotlib.axes.Axes, optional
+        Axes to draw on; None creates a new figure.
+    n_bins : int, default 15
+        Number of bins.
+    weights : array_like, optional
+        Non-negative row weights.
+    strategy : {"uniform", "quantile"}, default "uniform"
+        Equal-width bins on [0, 1] (the last closed at 1), or bins of equal
+        (weighted) mass.
+    color : color, default "C1"
+        Colour of bars, markers and annotation.
+    show_counts : bool, default False
+        Write the number of rows of each bin at the foot of its bar.
+    clip : bool or float, default False
+        As in :func:`smoothece.smece`: False refuses predictions outside
+        [0, 1], True clamps them, a number ``tol`` clamps those within
+        ``[-tol, 1 + tol]``.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        The Axes drawn on; the text ``binned ECE = v`` (the weighted L1
+        binned ECE) is in ``ax.texts``.
+    """
+    b = binned_ece(f, y, n_bins=n_bins, weights=weights, strategy=strategy, clip=clip)
+    ax = _new_axes(ax)
+    filled = b["weight"] > 0
+    left, right = b["edges"][:-1][filled], b["edges"][1:][filled]
+    bars = ax.bar(left, b["mean_y"][filled], width=right - left, align="edge", color=color, alpha=0.3,
+                  edgecolor=color, linewidth=0.8, zorder=2, label=f"{n_bins} {strategy} bins",
+                  gid="smoothece-bins")
+    ax.plot(b["mean_f"][filled], b["mean_y"][filled], marker="o", markersize=4, color=color, linewidth=1.0,
+            zorder=3, gid="smoothece-bin-means")
+    if show_counts:
+        for bar, n in zip(bars, b["count"][filled]):
+            # At the foot of the bar, upright: clear of the markers and the line.
+            ax.annotate(f"{n}", (bar.get_x() + bar.get_width() / 2, 0.0), xytext=(0, 3),
+                        textcoords="offset points", ha="center", va="bottom", rotation=90,
+                        fontsize="xx-small", color="0.25", gid="smoothece-count")
+    _frame(ax, show_diagonal=True)
+    _annotate(ax, f"binned ECE = {b['ece']:.3f}", color)
+    return ax

@@ -1,0 +1,183 @@
+"""The reliability diagram, the bootstrap and the consistency test."""
+
+import numpy as np
+import pytest
+from conftest import synthetic
+
+import smoothece
+
+
+@pytest.fixture(scope="module")
+def miscalibrated():
+    rng = np.random.default_rng(10)
+    f = rng.uniform(size=20_000)
+    y = rng.uniform(size=f.size) < f**1.5
+    return f, y
+
+
+def test_curves_match_direct_kernel_sums(solar):
+    d = solar["DAFFS"]
+    dia = smoothece.reliability_diagram(d.f, d.y, n_boot=0, seed=0)
+    assert dia.sigma == pytest.approx(smoothece.smece(d.f, d.y), abs=1e-12)
+    # δ̂, μ̂ and the density of f | y = 1 by direct sums of the reflected kernel.
+    s = dia.sigma
+    k = np.arange(-3, 4)[:, None, None]
+    diff = t[None, :, None] - d.f[None, None, :]
+    summ = t[None, :, None] + d.f[None, None, :]
+    phi = lambda u: np.exp(-0.5 * (u / s) ** 2) / (s * np.sqrt(2 * np.pi))
+    K = (phi(diff - 2 * k) + phi(summ - 2 * k)).sum(axis=0)
+    density = K.mean(axis=1)
+    mu = (K * d.y).sum(axis=1) / K.sum(axis=1)
+    np.testing.assert_allclose(dia.density, density, rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(dia.mu, mu, atol=1e-6)
+    dpos = (K * d.y).sum(axis=1) / d.y.sum()
+    np.testing.assert_allclose(dia.density_positive, dpos, rtol=1e-6, atol=1e-9)
+
+
+def test_density_integrates_to_one(solar):
+    d = solar["ASSA"]
+    dia = smoothece.reliability_diagram(d.f, d.y, n_boot=0, seed=0)
+    for curve in (dia.density, dia.density_positive, dia.density_negative):
+        assert np.trapezoid(curve, dia.mesh) == pytest.approx(1.0, abs=1e-3)
+
+
+def test_lemma13_smece_tilde_close_to_smece(solar, resnet, miscalibrated):
+    cases = [(solar[c].f, solar[c].y) for c in ("DAFFS", "ASSA", "NJIT", "NOAA")]
+    cases += [(resnet.f, resnet.y), miscalibrated]
+    for f, y in cases:
+        dia = smoothece.reliability_diagram(f, y, n_boot=0, seed=0)
+        assert abs(dia.smece_tilde - dia.smece) <= 0.8 * dia.sigma
+
+
+def test_band_contains_mu_and_narrows_with_n():
+    widths = []
+    for n in (2_000, 20_000, 200_000):
+        f, y = synthetic("near1", n, seed=n)
+        dia = smoothece.reliability_diagram(f, y, n_boot=200, seed=1)
+        ok = ~np.isnan(dia.mu) & (dia.density > 0.05)
+        assert np.all(dia.lower[ok] <= dia.mu[ok] + 1e-12) and np.all(dia.mu[ok] <= dia.upper[ok] + 1e-12)
+        # width where the data are (f ∈ [0.5, 1])
+        region = ok & (dia.mesh >= 0.5)
+        widths.append(np.median(dia.upper[region] - dia.lower[region]))
+    assert widths[0] > widths[1] > widths[2], widths
+
+
+def test_bootstrap_interval_contains_point_value(solar, resnet, miscalibrated):
+    for f, y in [(solar["DAFFS"].f, solar["DAFFS"].y), (resnet.f, resnet.y), miscalibrated]:
+        b = smoothece.bootstrap_smece(f, y, n_boot=300, seed=5)
+        assert b.low <= b.value <= b.high
+        assert b.sigma == b.value
+        dia = smoothece.reliability_diagram(f, y, n_boot=300, seed=5)
+        assert dia.smece_low <= dia.smece <= dia.smece_high
+
+
+def test_same_seed_same_numbers_on_any_thread_count(miscalibrated):
+    f, y = miscalibrated
+    one = smoothece.reliability_diagram(f, y, n_boot=64, seed=42, consistency=True, n_sim=32, threads=1)
+    two = smoothece.reliability_diagram(f, y, n_boot=64, seed=42, consistency=True, n_sim=32, threads=2)
+    for name in ("lower", "upper", "consistency_lower", "consistency_upper", "mu", "sample_f"):
+        np.testing.assert_array_equal(getattr(one, name), getattr(two, name))
+    assert (one.smece_low, one.smece_high) == (two.smece_low, two.smece_high)
+    a = smoothece.calibration_test(f, y, n_sim=50, seed=3, threads=1)
+    b = smoothece.calibration_test(f, y, n_sim=50, seed=3, threads=2)
+    np.testing.assert_array_equal(a.null, b.null)
+    other = smoothece.bootstrap_smece(f, y, n_boot=64, seed=43)
+    assert not np.array_equal(other.replicates, smoothece.bootstrap_smece(f, y, n_boot=64, seed=42).replicates)
+
+
+def test_cell_bootstrap_agrees_with_row_bootstrap():
+    # n = 10^4: the row-level bootstrap (O(n) per replicate) is the reference.
+    f, y = synthetic("near1", 10_000, seed=7)
+    cells = smoothece.bootstrap_smece(f, y, n_boot=400, seed=1)
+    rows = smoothece.bootstrap_smece(f, y, n_boot=400, seed=2, method="rows")
+    assert cells.value == rows.value
+    sd = np.std(rows.replicates)
+    # Monte Carlo error of a 2.5% / 97.5% quantile from 400 replicates is about 0.25 sd.
+    assert abs(cells.low - rows.low) <= 0.75 * sd
+    assert abs(cells.high - rows.high) <= 0.75 * sd
+    assert np.std(cells.replicates) == pytest.approx(sd, rel=0.2)
+    assert np.mean(cells.replicates) == pytest.approx(np.mean(rows.replicates), abs=0.3 * sd)
+
+
+def test_weighted_bootstrap_keeps_weights():
+    f, y = synthetic("near1", 5_000, seed=8)
+    w = np.random.default_rng(1).integers(1, 4, size=f.size).astype(float)
+    b = smoothece.bootstrap_smece(f, y, weights=w, n_boot=100, seed=1)
+    assert b.value == pytest.approx(smoothece.smece(f, y, weights=w), abs=1e-15)
+    assert b.low <= b.value <= b.high
+
+
+def test_consistency_test_size_on_calibrated_data():
+    p = []
+    for s in range(200):
+        f, y = synthetic("calibrated", 2000, seed=1000 + s)
+        p.append(smoothece.calibration_test(f, y, n_sim=200, seed=s).p_value)
+    frac = np.mean(np.array(p) < 0.05)
+    assert 0.02 <= frac <= 0.10, frac
+
+
+def test_consistency_test_rejects_miscalibration(miscalibrated):
+    t = smoothece.calibration_test(*miscalibrated, n_sim=2000, seed=9)
+    assert t.p_value < 0.001
+    assert t.statistic > t.null_quantiles[0.99]
+
+
+def test_consistency_band_brackets_the_diagonal():
+    f, y = synthetic("calibrated", 50_000, seed=12)
+    t = smoothece.calibration_test(f, y, n_sim=200, seed=4)
+    ok = ~np.isnan(t.band_lower)
+    inside = (t.band_lower[ok] <= t.mesh[ok] + 0.01) & (t.mesh[ok] - 0.01 <= t.band_upper[ok])
+    assert inside.mean() > 0.95
+
+
+def test_fixed_sigma_and_no_bootstrap(solar):
+    d = solar["DAFFS"]
+    dia = smoothece.reliability_diagram(d.f, d.y, sigma=0.1, n_boot=0, seed=0)
+    assert dia.sigma == 0.1
+    assert dia.smece == pytest.approx(smoothece.smece_sigma(d.f, d.y, 0.1), abs=1e-12)
+    assert dia.lower is None and np.isnan(dia.smece_low)
+    b = smoothece.bootstrap_smece(d.f, d.y, sigma=0.1, n_boot=50, seed=0)
+    assert b.sigma == 0.1 and b.low <= b.value <= b.high
+
+
+def test_results_are_frozen_and_print(solar):
+    d = solar["DAFFS"]
+    dia = smoothece.reliability_diagram(d.f, d.y, n_boot=20, seed=0)
+    with pytest.raises(Exception):
+        dia.smece = 0.0
+    with pytest.raises(ValueError):
+        dia.mu[0] = 0.0
+    assert "smece=" in repr(dia) and "seed=0" in repr(dia)
+    assert "p_value=" in repr(smoothece.calibration_test(d.f, d.y, n_sim=20, seed=0))
+
+
+def test_sample_is_reproducible(solar):
+    d = solar["DAFFS"]
+    a = smoothece.reliability_diagram(d.f, d.y, n_boot=0, seed=7, sample_size=100)
+    b = smoothece.reliability_diagram(d.f, d.y, n_boot=0, seed=7, sample_size=100)
+    np.testing.assert_array_equal(a.sample_f, b.sample_f)
+    assert a.sample_f.size == 100 and set(np.unique(a.sample_y)) <= {0.0, 1.0}
+
+
+@pytest.mark.parametrize(
+    "kw, exc, pattern",
+    [
+        (dict(n_boot=-1), ValueError, "n_boot must be >= 0"),
+        (dict(n_boot=1.5), TypeError, "n_boot must be an int"),
+        (dict(level=1.0), ValueError, r"level must be in \(0, 1\)"),
+        (dict(seed=-3), TypeError, "seed must be"),
+        (dict(sigma=-0.1), ValueError, "sigma must be a positive"),
+    ],
+)
+def test_bad_arguments(kw, exc, pattern):
+    with pytest.raises(exc, match=pattern):
+        smoothece.reliability_diagram([0.1, 0.5], [0, 1], **kw)
+
+
+def test_bad_rows_in_diagram_functions():
+    f = np.array([0.1, 1.5, 0.3])
+    y = np.array([0, 1, 1])
+    for fn in (smoothece.reliability_diagram, smoothece.bootstrap_smece, smoothece.calibration_test):
+        with pytest.raises(ValueError, match=r"^f\[1\] = 1\.5"):
+            fn(f, y)
+    np.testing.assert_array_equal(f, [0.1, 1.5, 0.3])
