@@ -20,6 +20,7 @@ def test_curves_match_direct_kernel_sums(solar):
     dia = smoothece.reliability_diagram(d.f, d.y, n_boot=0, seed=0)
     assert dia.sigma == pytest.approx(smoothece.smece(d.f, d.y), abs=1e-12)
     # δ̂, μ̂ and the density of f | y = 1 by direct sums of the reflected kernel.
+    t = dia.mesh
     s = dia.sigma
     k = np.arange(-3, 4)[:, None, None]
     diff = t[None, :, None] - d.f[None, None, :]
