@@ -10,6 +10,7 @@
 #include <string>
 
 #include "common.hpp"
+#include "diagram.hpp"
 
 namespace py = pybind11;
 
@@ -46,6 +47,44 @@ inline Inputs as_inputs(const py::array& f, const py::array& y, const std::optio
     in.clip_lo = clip_lo;
     in.clip_hi = clip_hi;
     return in;
+}
+
+// A std::vector handed to numpy without a copy (the capsule owns it).
+inline py::array_t<double> to_numpy(std::vector<double>&& v) {
+    auto* heap = new std::vector<double>(std::move(v));
+    py::capsule owner(heap, [](void* p) { delete static_cast<std::vector<double>*>(p); });
+    return py::array_t<double>({static_cast<py::ssize_t>(heap->size())}, {sizeof(double)}, heap->data(), owner);
+}
+
+inline py::dict curves_to_dict(DiagramCurves&& c) {
+    py::dict d;
+    d["sigma"] = c.sigma;
+    d["smece_sigma"] = c.smece_sigma;
+    d["smece_tilde"] = c.smece_tilde;
+    d["total_weight"] = c.total_weight;
+    d["positive_weight"] = c.positive_weight;
+    d["count"] = c.count;
+    d["mesh"] = to_numpy(std::move(c.mesh));
+    d["density"] = to_numpy(std::move(c.density));
+    d["density_positive"] = to_numpy(std::move(c.density_positive));
+    d["density_negative"] = to_numpy(std::move(c.density_negative));
+    d["mu"] = to_numpy(std::move(c.mu));
+    return d;
+}
+
+// (σ* per replicate, smECE at the band σ per replicate, μ̂ replicates × mesh).
+inline py::tuple replicates_to_tuple(Replicates&& reps) {
+    const auto rows = static_cast<py::ssize_t>(reps.sigma_star.size());
+    const auto points = static_cast<py::ssize_t>(reps.mesh_points);
+    py::array_t<double> mu = to_numpy(std::move(reps.mu));
+    return py::make_tuple(to_numpy(std::move(reps.sigma_star)), to_numpy(std::move(reps.smece_at_band)),
+                          mu.reshape({rows, points}));
+}
+
+inline ResampleKind resample_kind(const std::string& kind) {
+    if (kind == "bootstrap") return ResampleKind::Bootstrap;
+    if (kind == "consistency") return ResampleKind::Consistency;
+    throw py::value_error("kind must be 'bootstrap' or 'consistency', got '" + kind + "'");
 }
 
 }  // namespace smoothece::bind

@@ -3,31 +3,6 @@
 #include "diagram.hpp"
 
 namespace smoothece::bind {
-namespace {
-
-py::array_t<double> to_numpy(std::vector<double>&& v) {
-    auto* heap = new std::vector<double>(std::move(v));
-    py::capsule owner(heap, [](void* p) { delete static_cast<std::vector<double>*>(p); });
-    return py::array_t<double>({static_cast<py::ssize_t>(heap->size())}, {sizeof(double)}, heap->data(), owner);
-}
-
-py::dict curves_to_dict(DiagramCurves&& c) {
-    py::dict d;
-    d["sigma"] = c.sigma;
-    d["smece_sigma"] = c.smece_sigma;
-    d["smece_tilde"] = c.smece_tilde;
-    d["total_weight"] = c.total_weight;
-    d["positive_weight"] = c.positive_weight;
-    d["count"] = c.count;
-    d["mesh"] = to_numpy(std::move(c.mesh));
-    d["density"] = to_numpy(std::move(c.density));
-    d["density_positive"] = to_numpy(std::move(c.density_positive));
-    d["density_negative"] = to_numpy(std::move(c.density_negative));
-    d["mu"] = to_numpy(std::move(c.mu));
-    return d;
-}
-
-}  // namespace
 
 void register_diagram(py::module_& m) {
     m.def(
@@ -51,21 +26,15 @@ void register_diagram(py::module_& m) {
            int threads, const std::string& kind, std::int64_t replicates, std::uint64_t seed, double band_sigma,
            std::int64_t mesh_intervals, std::int64_t cells) {
             const Inputs in = as_inputs(f, y, w, clip_lo, clip_hi);
-            ResampleKind k;
-            if (kind == "bootstrap") k = ResampleKind::Bootstrap;
-            else if (kind == "consistency") k = ResampleKind::Consistency;
-            else throw py::value_error("kind must be 'bootstrap' or 'consistency', got '" + kind + "'");
+            const ResampleKind k = resample_kind(kind);
             Replicates reps;
             {
                 py::gil_scoped_release release;
                 if (cells <= 0) cells = resample_cells_for_sigma(band_sigma);
-                reps = resample(cell_histogram(in, cells, threads), k, replicates, seed, band_sigma, mesh_intervals,
+                reps = resample(groups_of(count_cells(in, cells, threads)), k, replicates, seed, band_sigma, mesh_intervals,
                                 threads);
             }
-            const auto points = static_cast<py::ssize_t>(reps.mesh_points);
-            py::array_t<double> mu = to_numpy(std::move(reps.mu));
-            return py::make_tuple(to_numpy(std::move(reps.sigma_star)), to_numpy(std::move(reps.smece_at_band)),
-                                  mu.reshape({static_cast<py::ssize_t>(replicates), points}));
+            return replicates_to_tuple(std::move(reps));
         },
         py::arg("f"), py::arg("y"), py::arg("weights"), py::arg("clip_lo"), py::arg("clip_hi"), py::arg("threads"),
         py::arg("kind"), py::arg("replicates"), py::arg("seed"), py::arg("band_sigma"), py::arg("mesh_intervals"),

@@ -109,23 +109,51 @@ std::int64_t resample_cells_for_sigma(double sigma) {
     return std::min<std::int64_t>(std::int64_t{1} << 15, 2 * intervals_for_sigma(sigma));
 }
 
-CellHistogram cell_histogram(const Inputs& in, std::int64_t cells, int threads) {
+CellCounts::CellCounts(std::int64_t cells_)
+    : cells(cells_),
+      count(static_cast<std::size_t>(2 * cells_), 0),
+      weight(static_cast<std::size_t>(2 * cells_), 0.0),
+      weighted_f(static_cast<std::size_t>(2 * cells_), 0.0) {}
+
+void CellCounts::merge(const CellCounts& other) {
+    if (other.cells != cells) throw std::invalid_argument("cannot merge cell counts of different resolution");
+    for (std::size_t g = 0; g < count.size(); ++g) {
+        count[g] += other.count[g];
+        weight[g] += other.weight[g];
+        weighted_f[g] += other.weighted_f[g];
+    }
+}
+
+CellCounts CellCounts::coarsen(std::int64_t coarse) const {
+    if (coarse < 1 || cells % coarse != 0) throw std::invalid_argument("coarse cells must divide the cells");
+    const std::int64_t factor = cells / coarse;
+    CellCounts out(coarse);
+    for (std::int64_t g = 0; g < 2 * cells; ++g) {
+        const auto src = static_cast<std::size_t>(g);
+        const auto dst = static_cast<std::size_t>(2 * ((g / 2) / factor) + g % 2);
+        out.count[dst] += count[src];
+        out.weight[dst] += weight[src];
+        out.weighted_f[dst] += weighted_f[src];
+    }
+    return out;
+}
+
+std::int64_t CellCounts::rows() const {
+    std::int64_t n = 0;
+    for (std::int64_t c : count) n += c;
+    return n;
+}
+
+CellCounts count_cells(const Inputs& in, std::int64_t cells, int threads) {
     const std::int64_t n = in.f.size;
     const int nthreads = effective_threads(threads, n, std::max<std::int64_t>(1 << 16, 8 * cells));
-    const auto groups = static_cast<std::size_t>(2 * cells);  // group = 2·cell + label
-    struct Acc {
-        std::vector<std::int64_t> count;
-        std::vector<double> w, wf;
-    };
-    std::vector<Acc> acc(static_cast<std::size_t>(nthreads));
+    std::vector<CellCounts> acc(static_cast<std::size_t>(nthreads));
     parallel_for(nthreads, [&](int t) {
-        Acc& a = acc[static_cast<std::size_t>(t)];
-        a.count.assign(groups, 0);
-        a.w.assign(groups, 0.0);
-        a.wf.assign(groups, 0.0);
+        CellCounts& a = acc[static_cast<std::size_t>(t)];
+        a = CellCounts(cells);
         const std::int64_t begin = n * t / nthreads, end = n * (t + 1) / nthreads;
-        // The rows were checked by the pass that computed σ*; only the clamp
-        // of an opted-in clip is repeated here.
+        // The rows were checked by the binning pass over the same rows; only
+        // the clamp of an opted-in clip is repeated here.
         with_input_types(in, [&](auto f_tag, auto y_tag, auto w_tag) {
             using F = decltype(f_tag);
             using Y = decltype(y_tag);
@@ -136,32 +164,34 @@ CellHistogram cell_histogram(const Inputs& in, std::int64_t cells, int threads) 
                 double w = 1.0;
                 if constexpr (!std::is_same_v<W, NoWeights>) w = static_cast<double>(in.w.at<W>(i));
                 const auto cell = std::min(static_cast<std::int64_t>(f * scale), cells - 1);
-                const auto gi = static_cast<std::size_t>(2 * cell + (in.y.at<Y>(i) != Y(0) ? 1 : 0));
-                a.count[gi] += 1;
-                a.w[gi] += w;
-                a.wf[gi] += w * f;
+                const auto g = static_cast<std::size_t>(2 * cell + (in.y.at<Y>(i) != Y(0) ? 1 : 0));
+                a.count[g] += 1;
+                a.weight[g] += w;
+                a.weighted_f[g] += w * f;
             }
             return 0;
         });
     });
+    for (std::size_t t = 1; t < acc.size(); ++t) acc[0].merge(acc[t]);
+    return std::move(acc[0]);
+}
+
+CellHistogram groups_of(const CellCounts& counts) {
     CellHistogram out;
-    out.cells = cells;
-    out.rows = n;
-    for (std::size_t gi = 0; gi < groups; ++gi) {
-        std::int64_t count = 0;
-        double w = 0.0, wf = 0.0;
-        for (const Acc& a : acc) {
-            count += a.count[gi];
-            w += a.w[gi];
-            wf += a.wf[gi];
-        }
+    out.cells = counts.cells;
+    for (std::int64_t g = 0; g < 2 * counts.cells; ++g) {
+        const auto gi = static_cast<std::size_t>(g);
+        const std::int64_t count = counts.count[gi];
         if (count == 0) continue;
+        const double w = counts.weight[gi];
         // Zero-weight rows stay in the draw (they are rows) but carry no mass.
-        out.f_mean.push_back(w > 0.0 ? wf / w : (static_cast<double>(gi / 2) + 0.5) / static_cast<double>(cells));
+        out.f_mean.push_back(w > 0.0 ? counts.weighted_f[gi] / w
+                                     : (static_cast<double>(g / 2) + 0.5) / static_cast<double>(counts.cells));
         out.w_mean.push_back(w / static_cast<double>(count));
-        out.label.push_back(static_cast<std::uint8_t>(gi % 2));
-        out.cell.push_back(static_cast<std::int64_t>(gi / 2));
+        out.label.push_back(static_cast<std::uint8_t>(g % 2));
+        out.cell.push_back(g / 2);
         out.count.push_back(count);
+        out.rows += count;
     }
     return out;
 }

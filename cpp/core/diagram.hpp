@@ -30,9 +30,25 @@ DiagramCurves diagram_at(const GridSums& full, double sigma, std::int64_t mesh_i
 // The diagram of rows at σ* (sigma ≤ 0) or at a given σ.
 DiagramCurves diagram_of_rows(const Inputs& in, double sigma, std::int64_t mesh_intervals, int threads);
 
-// The rows grouped by (cell of f, label): the data that resampling acts on.
-// Rows in a group are represented by their weighted mean prediction and mean
-// weight, which moves each row by less than 1/(2·cells).
+// Counts of rows per (cell of f, label), with their weights and weighted
+// predictions: the data that resampling acts on. Dense, so it adds up across
+// batches and machines like GridSums. Group index = 2·cell + label.
+struct CellCounts {
+    std::int64_t cells = 0;
+    std::vector<std::int64_t> count;
+    std::vector<double> weight, weighted_f;
+
+    explicit CellCounts(std::int64_t cells_ = 0);
+    void merge(const CellCounts& other);
+    // The counts on `coarse` cells (coarse must divide cells): exact.
+    CellCounts coarsen(std::int64_t coarse) const;
+    std::int64_t rows() const;
+};
+CellCounts count_cells(const Inputs& in, std::int64_t cells, int threads);
+
+// The non-empty groups of CellCounts. Rows in a group are represented by the
+// group's weighted mean prediction and mean weight, which moves each row by
+// less than 1/(2·cells).
 struct CellHistogram {
     std::int64_t cells = 0;
     std::vector<double> f_mean, w_mean;
@@ -40,7 +56,7 @@ struct CellHistogram {
     std::vector<std::int64_t> cell, count;  // groups in order of (cell, label)
     std::int64_t rows = 0;
 };
-CellHistogram cell_histogram(const Inputs& in, std::int64_t cells, int threads);
+CellHistogram groups_of(const CellCounts& counts);
 
 enum class ResampleKind {
     Bootstrap,    // rows redrawn with replacement (multinomial over groups)

@@ -29,6 +29,7 @@ from ._diagram import (
     reliability_diagram,
 )
 from .plotting import plot_binned_diagram, plot_reliability_diagram
+from .sketch import CalibrationSketch, ResolutionWarning
 
 try:
     from importlib.metadata import version as _version
@@ -46,6 +47,8 @@ __all__ = [
     "ReliabilityDiagram",
     "BootstrapResult",
     "CalibrationTest",
+    "CalibrationSketch",
+    "ResolutionWarning",
     "plot_reliability_diagram",
     "plot_binned_diagram",
     "__version__",

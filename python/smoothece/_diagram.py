@@ -79,6 +79,24 @@ class _Rows:
         return np.clip(self.f[idx].astype(np.float64), 0.0, 1.0), self.y[idx].astype(np.float64)
 
 
+class _SketchSource:
+    """The same operations as _Rows, answered from a sketch alone."""
+
+    def __init__(self, core_sketch, threads):
+        self.sketch = core_sketch
+        self.threads = _validate.threads(threads)
+
+    def curves(self, sigma: Optional[float]) -> dict:
+        s = -1.0 if sigma is None else _validate.sigma(sigma)
+        return self.sketch.diagram(s, MESH_INTERVALS)
+
+    def replicates(self, kind: str, n: int, seed: int, band_sigma: float):
+        return self.sketch.resample(kind, n, seed, band_sigma, MESH_INTERVALS, self.threads)
+
+    def sample(self, size: int, seed: int):
+        return self.sketch.sample(size, seed)
+
+
 def _frozen(a: Optional[np.ndarray]) -> Optional[np.ndarray]:
     if a is not None:
         a = np.asarray(a)
@@ -215,7 +233,11 @@ def reliability_diagram(
     sample_size : int, default 1000
         Rows kept (sampled reproducibly) for the tick marks of the plot.
     """
-    rows = _Rows(f, y, weights, clip, threads)
+    return _make_diagram(_Rows(f, y, weights, clip, threads), sigma, n_boot, level, seed, consistency, n_sim,
+                         sample_size)
+
+
+def _make_diagram(rows, sigma, n_boot, level, seed, consistency, n_sim, sample_size) -> ReliabilityDiagram:
     n_boot = _count(n_boot, "n_boot", 0)
     level = _level(level)
     seed = _seed(seed)
@@ -268,7 +290,10 @@ def bootstrap_smece(
     method and is slow for large n. Other parameters as in
     :func:`reliability_diagram`.
     """
-    rows = _Rows(f, y, weights, clip, threads)
+    return _make_bootstrap(_Rows(f, y, weights, clip, threads), n_boot, level, seed, sigma, method)
+
+
+def _make_bootstrap(rows, n_boot, level, seed, sigma, method="cells") -> BootstrapResult:
     n_boot = _count(n_boot, "n_boot", 1)
     level = _level(level)
     seed = _seed(seed)
@@ -279,12 +304,12 @@ def bootstrap_smece(
         sig = curves["sigma"]
         star, at_sigma, _ = rows.replicates("bootstrap", n_boot, seed, sig if sig > 0 else 1e-3)
         reps = star if curves_sigma is None else at_sigma
-    elif method == "rows":
+    elif method == "rows" and isinstance(rows, _Rows):
         from ._api import smece, smece_sigma
 
         def score(idx):
             w = None if rows.w is None else rows.w[idx]
-            kw = dict(weights=w, clip=rows.clip, threads=threads)
+            kw = dict(weights=w, clip=rows.clip, threads=rows.threads or None)
             if curves_sigma is None:
                 return smece(rows.f[idx], rows.y[idx], **kw)
             return smece_sigma(rows.f[idx], rows.y[idx], curves_sigma, **kw)
@@ -295,7 +320,7 @@ def bootstrap_smece(
         rng = np.random.default_rng(seed)
         reps = np.array([score(rng.integers(0, n, size=n)) for _ in range(n_boot)])
     else:
-        raise ValueError(f"method must be 'cells' or 'rows', got {method!r}")
+        raise ValueError(f"method must be 'cells' or 'rows' (rows needs the raw rows), got {method!r}")
     lo, hi = _quantiles(reps, level)
     return BootstrapResult(value=float(value), sigma=float(sig), low=lo, high=hi, level=level, n_boot=n_boot,
                            seed=seed, replicates=_frozen(reps))
@@ -320,7 +345,10 @@ def calibration_test(
     2021). Also returns the consistency band: pointwise ``level`` quantiles of
     μ̂ under the null at the observed σ*.
     """
-    rows = _Rows(f, y, weights, clip, threads)
+    return _make_test(_Rows(f, y, weights, clip, threads), n_sim, seed, level)
+
+
+def _make_test(rows, n_sim, seed, level) -> CalibrationTest:
     n_sim = _count(n_sim, "n_sim", 1)
     level = _level(level)
     seed = _seed(seed)

@@ -149,7 +149,10 @@ def plot_diagram(
         Multiplies the curve's line widths, which follow the prediction
         density (thick where there is data, thin where there is little).
     label : str, optional
-        Legend label of the curve; also prefixes the annotation.
+        Legend label of the curve (for a later ``ax.legend()``); also
+        prefixes the annotation, which is how several models drawn on one
+        Axes are told apart. A legend is added automatically only to explain
+        the consistency band.
     show_diagonal : bool, default True
         Draw the line of perfect calibration y = x (once per Axes).
 
@@ -177,7 +180,9 @@ def plot_diagram(
     if band and diagram.lower is not None and diagram.upper is not None:
         lo, hi = np.asarray(diagram.lower, float), np.asarray(diagram.upper, float)
         ax.fill_between(mesh, lo, hi, where=np.isfinite(lo) & np.isfinite(hi), color=color, alpha=0.25,
-                        linewidth=0.0, zorder=2, label=f"{diagram.level:.0%} bootstrap band",
+                        linewidth=0.0, zorder=2,
+                        # a labelled model's band is told apart by its colour; one legend entry per model
+                        label=f"{diagram.level:.0%} bootstrap band" if label is None else f"_{label} band",
                         gid="smoothece-band")
 
     segments, widths = _segment_widths(mesh, mu, np.asarray(diagram.density, dtype=float), float(width_scale))
@@ -205,7 +210,9 @@ def plot_diagram(
             text = f"{label}: {text}"
         _annotate(ax, text, color)
 
-    if drew_consistency or label is not None:
+    if drew_consistency:
+        # The hatched band needs explaining; otherwise the annotation names the model and
+        # a legend is left to the caller (``ax.legend()``).
         ax.legend(loc="lower right", fontsize="small", framealpha=0.85)
 
     if density_panel:
@@ -272,11 +279,14 @@ def _bin_edges(f: np.ndarray, w: np.ndarray, n_bins: int, strategy: str) -> np.n
     if strategy == "uniform":
         return np.linspace(0.0, 1.0, n_bins + 1)
     if strategy == "quantile":
-        # Weighted quantiles: edge k is the smallest prediction with at least
-        # k/n_bins of the total weight at or below it.
+        # Weighted quantiles: edge k is the first sorted prediction with at
+        # least k/n_bins of the total weight strictly before it; rows equal to
+        # an edge go to the bin above it.
         order = np.argsort(f, kind="stable")
         cum = np.cumsum(w[order])
-        at = np.searchsorted(cum, cum[-1] * np.arange(1, n_bins) / n_bins, side="left")
+        # (the relative slack keeps a target that rounds just below a partial sum on its right side)
+        targets = cum[-1] * np.arange(1, n_bins) / n_bins * (1.0 + 1e-12)
+        at = np.searchsorted(cum, targets, side="right")
         inner = f[order][np.minimum(at, f.size - 1)]
         return np.concatenate([[0.0], inner, [1.0]])
     raise ValueError(f"strategy must be 'uniform' or 'quantile', got {strategy!r}")
@@ -384,8 +394,11 @@ def plot_binned_diagram(
             zorder=3, gid="smoothece-bin-means")
     if show_counts:
         for bar, n in zip(bars, b["count"][filled]):
-            # At the foot of the bar, upright: clear of the markers and the line.
-            ax.annotate(f"{n}", (bar.get_x() + bar.get_width() / 2, 0.0), xytext=(0, 3),
+            # Upright at the foot of the bar, clear of the markers and the line; above
+            # bars too short to hold the number.
+            short = bar.get_height() < 0.12
+            ax.annotate(f"{n}", (bar.get_x() + bar.get_width() / 2, bar.get_height() if short else 0.0),
+                        xytext=(0, 5 if short else 3),
                         textcoords="offset points", ha="center", va="bottom", rotation=90,
                         fontsize="xx-small", color="0.25", gid="smoothece-count")
     _frame(ax, show_diagonal=True)

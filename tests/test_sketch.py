@@ -1,0 +1,146 @@
+"""CalibrationSketch: streaming equals batch, merges are exact, bytes are safe."""
+
+import pickle
+
+import numpy as np
+import pytest
+from conftest import synthetic
+
+import smoothece
+from smoothece import CalibrationSketch, ResolutionWarning
+
+
+@pytest.fixture(scope="module")
+def big():
+    rng = np.random.default_rng(0)
+    n = 10_000_000
+    f = rng.uniform(size=n)
+    y = rng.uniform(size=n) < f**1.2
+    return f, y
+
+
+def test_streaming_equals_batch(big):
+    f, y = big
+    sketch = CalibrationSketch()
+    for start in range(0, f.size, 100_000):
+        sketch.update(f[start:start + 100_000], y[start:start + 100_000])
+    assert sketch.n == f.size
+    # Same grid (2^15 cells) as the array path: equal up to summation order.
+    assert abs(sketch.smece() - smoothece.smece(f, y)) <= 1e-12
+    assert abs(sketch.smece_sigma(0.01) - smoothece.smece_sigma(f, y, 0.01)) <= 1e-12
+
+
+def test_merge_is_exact_associative_and_commutative():
+    f, y = synthetic("near1", 30_000, seed=2)
+    w = np.random.default_rng(2).uniform(0.5, 2, size=f.size)
+    parts = [CalibrationSketch().update(f[i::3], y[i::3], w[i::3]) for i in range(3)]
+    a, b, c = parts
+    whole = CalibrationSketch().update(f, y, w)
+    left = (a + b) + c
+    right = a + (b + c)
+    swapped = c + b + a
+    for s in (left, right, swapped):
+        assert s.n == whole.n
+        assert s.smece() == pytest.approx(whole.smece(), abs=1e-13)
+        assert s.total_weight == pytest.approx(whole.total_weight, rel=1e-14)
+    assert left.smece() == pytest.approx(right.smece(), abs=1e-14) and left.smece() == pytest.approx(swapped.smece(), abs=1e-14)
+    # merge in place, and merging a sketch with itself doubles it
+    d = a.copy()
+    d += b
+    assert d.n == a.n + b.n and a.n == f[0::3].size
+    twice = a.copy().merge(a)
+    assert twice.n == 2 * a.n and twice.smece() == pytest.approx(a.smece(), abs=1e-13)
+
+
+def test_merge_refuses_different_resolution():
+    with pytest.raises(ValueError, match="different resolution"):
+        CalibrationSketch(1024).merge(CalibrationSketch(2048))
+    with pytest.raises(TypeError, match="CalibrationSketch"):
+        CalibrationSketch().merge("sketch")
+
+
+def test_bytes_round_trip_and_pickle():
+    f, y = synthetic("point_masses", 5000, seed=3)
+    s = CalibrationSketch(4096).update(f, y)
+    b = s.to_bytes()
+    t = CalibrationSketch.from_bytes(b)
+    assert t == s and t.to_bytes() == b
+    assert t.smece() == s.smece() and t.n == s.n and t.resolution == 4096
+    u = pickle.loads(pickle.dumps(s))
+    assert u == s and u.smece() == s.smece()
+
+
+def test_fuzzed_bytes_always_raise_value_error():
+    f, y = synthetic("uniform", 2000, seed=4)
+    good = CalibrationSketch(256).update(f, y).to_bytes()
+    rng = np.random.default_rng(5)
+    for trial in range(3000):
+        data = bytearray(good)
+        kind = trial % 4
+        if kind == 0:  # flip random bits
+            for _ in range(rng.integers(1, 4)):
+                i = rng.integers(len(data))
+                data[i] ^= 1 << int(rng.integers(8))
+        elif kind == 1:  # truncate
+            data = data[: rng.integers(len(data))]
+        elif kind == 2:  # extend
+            data += bytes(rng.integers(0, 256, size=rng.integers(1, 64), dtype=np.uint8))
+        else:  # random bytes, sometimes with the right magic
+            data = bytearray(rng.integers(0, 256, size=rng.integers(0, 200), dtype=np.uint8))
+            if trial % 8 == 3:
+                data[:8] = b"SMECESK\0"
+        with pytest.raises(ValueError):
+            CalibrationSketch.from_bytes(bytes(data))
+    with pytest.raises(TypeError):
+        CalibrationSketch.from_bytes("not bytes")
+
+
+def test_bad_batch_changes_nothing():
+    s = CalibrationSketch().update([0.2, 0.4], [0, 1])
+    before = s.to_bytes()
+    with pytest.raises(ValueError, match=r"^f\[1\] = 1\.2"):
+        s.update([0.5, 1.2], [1, 1])
+    with pytest.raises(ValueError, match=r"^y\[0\] = 3"):
+        s.update([0.5], [3])
+    assert s.to_bytes() == before
+
+
+def test_empty_sketch_and_bad_resolution():
+    with pytest.raises(ValueError, match="empty"):
+        CalibrationSketch().smece()
+    with pytest.raises(ValueError, match="power of two"):
+        CalibrationSketch(1000)
+    with pytest.raises(TypeError, match="resolution must be an int"):
+        CalibrationSketch(1024.0)
+
+
+def test_sketch_answers_equal_array_answers(solar):
+    d = solar["DAFFS"]
+    s = CalibrationSketch().update(d.f, d.y)
+    assert s.smece() == pytest.approx(smoothece.smece(d.f, d.y), abs=1e-12)
+    a = smoothece.reliability_diagram(d.f, d.y, n_boot=0, seed=1)
+    b = s.reliability_diagram(n_boot=0, seed=1)
+    np.testing.assert_allclose(b.mu, a.mu, atol=1e-12, equal_nan=True)
+    np.testing.assert_allclose(b.density, a.density, atol=1e-12)
+    assert b.smece_tilde == pytest.approx(a.smece_tilde, abs=1e-12)
+    boot = s.bootstrap_smece(n_boot=100, seed=1)
+    assert boot.low <= boot.value <= boot.high
+    test = s.calibration_test(n_sim=100, seed=1)
+    assert 0 < test.p_value <= 1
+
+
+def test_resolution_warning():
+    f, y = synthetic("calibrated", 3000, seed=9)
+    s = CalibrationSketch(256).update(f, y)
+    with pytest.warns(ResolutionWarning):
+        s.smece()
+    with pytest.warns(ResolutionWarning):
+        s.smece_sigma(0.01)
+
+
+def test_footprint_is_independent_of_n():
+    small = CalibrationSketch().update([0.5], [1])
+    f, y = synthetic("uniform", 200_000, seed=1)
+    large = CalibrationSketch().update(f, y)
+    assert small.nbytes == large.nbytes < 2_000_000
+    assert len(large.to_bytes()) == len(small.to_bytes())
