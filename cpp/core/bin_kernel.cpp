@@ -1,6 +1,7 @@
 #include "bin_kernel.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <stdexcept>
 #include <string>
@@ -35,7 +36,7 @@ bool bin_typed(const Inputs& in, std::int64_t begin, std::int64_t end, std::int6
                double& total_weight) {
     const double lo = in.clip_lo, hi = in.clip_hi;
     const double scale = static_cast<double>(intervals);
-    double f[kBlock], y[kBlock], w[kBlock], lam[kBlock], lam2[kBlock], lam3[kBlock];
+    double f[kBlock], y[kBlock], w[kBlock], pos[kBlock], lam[kBlock], lam2[kBlock], lam3[kBlock];
     std::int32_t cell[kBlock];  // int32: G ≤ 2^22, and it lets the conversion vectorize
     const auto last = static_cast<std::int32_t>(intervals - 1);
     double wsum = 0.0;
@@ -53,17 +54,28 @@ bool bin_typed(const Inputs& in, std::int64_t begin, std::int64_t end, std::int6
             bad += (fk >= lo ? 0 : 1) + (fk <= hi ? 0 : 1) + ((yk == 0.0) | (yk == 1.0) ? 0 : 1) +
                    (wk >= 0.0 ? 0 : 1) + (wk <= kMaxWeight ? 0 : 1);
             const double fc = std::min(std::max(fk, 0.0), 1.0);
-            const double x = fc * scale;
+            f[k] = fc;
+            pos[k] = fc;
+            w[k] = wk;
+        }
+        if (bad) return false;
+        if (in.logit.enabled) {
+            // Logit metric: the grid lives in logit space, mapped onto [0, 1].
+            const double eps = kLogitEpsilon, lo_z = in.logit.lo, inv = in.logit.inv_span;
+            for (std::int64_t k = 0; k < count; ++k) {
+                const double p = std::min(std::max(f[k], eps), 1.0 - eps);
+                pos[k] = (std::log(p) - std::log1p(-p) - lo_z) * inv;
+            }
+        }
+        for (std::int64_t k = 0; k < count; ++k) {
+            const double x = pos[k] * scale;
             const std::int32_t j = std::min(static_cast<std::int32_t>(x), last);  // x ≥ 0: truncation is floor
             cell[k] = j;
             const double l = x - static_cast<double>(j);
             lam[k] = l;
             lam2[k] = l * l;
             lam3[k] = l * l * l;
-            f[k] = fc;
-            w[k] = wk;
         }
-        if (bad) return false;
         for (std::int64_t k = 0; k < count; ++k) {
             Cell& c = cells[cell[k]];
             const double l1 = lam[k], l2 = lam2[k], l3 = lam3[k];

@@ -31,6 +31,17 @@ struct Column {
     }
 };
 
+// Predictions are clamped into [ε, 1 − ε] before the logit, so rows at
+// exactly 0 or 1 sit at logit ∓27.63.
+constexpr double kLogitEpsilon = 1e-12;
+
+// Where the logit metric's grid lies: positions (logit(f) − lo)·inv_span.
+struct LogitMapping {
+    bool enabled = false;
+    double lo = 0.0;
+    double inv_span = 1.0;
+};
+
 // The arguments of one scoring call: predictions, labels, optional weights,
 // and the range accepted for predictions ([0, 1] unless the caller opted in
 // to clipping, in which case values in [clip_lo, clip_hi] are clamped).
@@ -41,6 +52,7 @@ struct Inputs {
     bool has_weights() const { return w.data != nullptr; }
     double clip_lo = 0.0;
     double clip_hi = 1.0;
+    LogitMapping logit;  // disabled: the default metric, positions are f
 };
 
 // Number of worker threads for `requested` (0 = all cores) and `work` items,

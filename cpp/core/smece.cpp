@@ -76,12 +76,12 @@ double ResidualLevels::smece_sigma(double sigma) {
     return integrate_abs(values_.data(), antiderivative_.data(), g) / fine_.total_weight;
 }
 
-FixpointResult solve_fixpoint(ResidualLevels& levels, double tol) {
+FixpointResult solve_fixpoint(ResidualLevels& levels, double scale, double tol) {
     FixpointResult res;
     if (levels.all_zero()) return res;  // r̂σ ≡ 0 for every σ: σ* = 0
     auto g = [&](double s) {
         ++res.evaluations;
-        return levels.smece_sigma(s) - s;
+        return levels.smece_sigma(s) - scale * s;
     };
     double a = levels.min_sigma();
     double fa = g(a);
@@ -93,7 +93,7 @@ FixpointResult solve_fixpoint(ResidualLevels& levels, double tol) {
         for (int k = 0; k < 6 && g(res.sigma) < 0.0; ++k) res.sigma /= 4.0;
         return res;
     }
-    double b = std::min(1.0, fa + a);  // smECE_a ≥ smECE_{σ*} = σ*
+    double b = std::min(1.0, fa + scale * a) / scale;  // smECE_a ≥ smECE_{σ*} = scale·σ*, and smECE ≤ 1
     double fb = g(b);
     if (fb >= 0.0) {  // smECEσ is flat on [a, b] (e.g. a single row), so σ* = b
         res.sigma = b;
@@ -112,7 +112,7 @@ FixpointResult solve_fixpoint(ResidualLevels& levels, double tol) {
             a = b; b = c; c = a;
             fa = fb; fb = fc; fc = fa;
         }
-        const double tol1 = 2.0 * 1e-16 * std::fabs(b) + 0.5 * tol;
+        const double tol1 = 2.0 * 1e-16 * std::fabs(b) + 0.5 * tol / scale;
         const double m = 0.5 * (c - b);
         if (std::fabs(m) <= tol1 || fb == 0.0) break;
         if (std::fabs(e) >= tol1 && std::fabs(fa) > std::fabs(fb)) {
@@ -148,12 +148,20 @@ FixpointResult solve_fixpoint(ResidualLevels& levels, double tol) {
     return res;
 }
 
+LogitMapping logit_mapping(double pad) {
+    const double edge = std::log((1.0 - kLogitEpsilon) / kLogitEpsilon) + pad;
+    return {true, -edge, 1.0 / (2.0 * edge)};
+}
+
+double metric_span(const Inputs& in) { return in.logit.enabled ? 1.0 / in.logit.inv_span : 1.0; }
+
 RowsFixpoint fixpoint_of_rows(const Inputs& in, std::int64_t first_intervals, bool full, int threads) {
     std::int64_t intervals = first_intervals;
+    const double span = metric_span(in);
     for (;;) {
         ResidualLevels levels(bin_rows(in, intervals, full, threads));
-        const FixpointResult fix = solve_fixpoint(levels);
-        if (fix.resolved || intervals >= kMaxIntervals) return {fix.sigma, levels.release()};
+        const FixpointResult fix = solve_fixpoint(levels, span);
+        if (fix.resolved || intervals >= kMaxIntervals) return {fix.sigma * span, levels.release()};
         // σ* < σ_min: only for very large, very well calibrated data. One more
         // pass over the rows, on the grid that the estimate of σ* needs.
         intervals = std::min(kMaxIntervals, std::max(intervals * 2, intervals_for_sigma(fix.sigma)));
@@ -165,8 +173,9 @@ double smece_of_rows(const Inputs& in, int threads, std::int64_t fine_intervals)
 }
 
 double smece_sigma_of_rows(const Inputs& in, double sigma, int threads) {
-    ResidualLevels levels(bin_rows(in, intervals_for_sigma(sigma), /*full=*/false, threads));
-    return levels.smece_sigma(sigma);
+    const double grid_sigma = sigma / metric_span(in);
+    ResidualLevels levels(bin_rows(in, intervals_for_sigma(grid_sigma), /*full=*/false, threads));
+    return levels.smece_sigma(grid_sigma);
 }
 
 }  // namespace smoothece

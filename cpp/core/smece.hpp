@@ -18,8 +18,12 @@ namespace smoothece {
 // integral in tests/test_accuracy.py).
 constexpr double kNodesPerSigma = 16.0;
 constexpr std::int64_t kMinIntervals = 256;
-constexpr std::int64_t kDefaultFineIntervals = std::int64_t{1} << 15;  // σ ≥ 0.00195
-constexpr std::int64_t kMaxIntervals = std::int64_t{1} << 22;          // σ ≥ 1.5e-5
+constexpr std::int64_t kDefaultFineIntervals = std::int64_t{1} << 15;  // σ ≥ 0.00049
+constexpr std::int64_t kMaxIntervals = std::int64_t{1} << 22;          // σ ≥ 3.8e-6
+// The logit metric's grid spans 2·(27.63 + 10) = 75.3 logit units: 2^17 cells
+// resolve σ ≥ 0.009 there (σ* is rarely smaller; a second pass handles it).
+constexpr std::int64_t kDefaultLogitIntervals = std::int64_t{1} << 17;
+constexpr double kLogitPad = 10.0;  // ≥ 10σ for every σ ≤ 1, where σ* lies
 
 // Intervals needed to evaluate σ to the accuracy contract.
 std::int64_t intervals_for_sigma(double sigma);
@@ -59,10 +63,22 @@ struct FixpointResult {
                                // sigma is a rough lower estimate of σ*
 };
 
-// σ* with |σ − σ*| ≤ tol (plus the evaluation error), by Brent's method on
-// g(σ) = smECEσ − σ (strictly decreasing, slope ≤ −1). The bracket starts at
-// [σ_min, smECE_{σ_min}]: since smECEσ is non-increasing, σ* ≤ smECE_{σ_min}.
-FixpointResult solve_fixpoint(ResidualLevels& levels, double tol = 1e-10);
+// σ* (in grid units) with smECE_{σ*} = scale·σ* to |scale·(σ − σ*)| ≤ tol
+// (plus the evaluation error), by Brent's method on g(σ) = smECEσ − scale·σ
+// (strictly decreasing). scale is 1 on [0, 1] and the span of the logit
+// grid for the logit metric. The bracket starts at [σ_min, smECE_{σ_min}/scale]:
+// since smECEσ is non-increasing, scale·σ* ≤ smECE_{σ_min}.
+FixpointResult solve_fixpoint(ResidualLevels& levels, double scale = 1.0, double tol = 1e-10);
+
+// The logit metric (paper Section 5.3): smoothing with the plain Gaussian in
+// logit space. Positions logit(f) are mapped onto [0, 1] with `pad` logit
+// units of margin beyond ±logit(1 − ε) on each side; with pad ≥ 10σ the
+// reflections at the ends change the integral by less than Φ(−10) ≈ 1e-23, so
+// the reflected kernel on the mapped grid is the plain Gaussian on ℝ.
+LogitMapping logit_mapping(double pad);
+// 1 for the default metric; the logit grid's span in logit units otherwise
+// (σ in the metric's units = span · σ on the grid).
+double metric_span(const Inputs& in);
 
 // σ* of rows together with the grid sums it was found on: bins on a grid of
 // `first_intervals` and, only if σ* lies below what that grid resolves, bins
@@ -73,9 +89,9 @@ struct RowsFixpoint {
 };
 RowsFixpoint fixpoint_of_rows(const Inputs& in, std::int64_t first_intervals, bool full, int threads);
 
-// The complete SmoothECE of rows.
+// The complete SmoothECE of rows, in the units of in's metric.
 double smece_of_rows(const Inputs& in, int threads, std::int64_t fine_intervals = kDefaultFineIntervals);
-// smECEσ of rows at a fixed σ, binned on the grid that σ needs.
+// smECEσ of rows at a fixed σ (in the units of in's metric), binned on the grid that σ needs.
 double smece_sigma_of_rows(const Inputs& in, double sigma, int threads);
 
 }  // namespace smoothece

@@ -88,3 +88,9 @@ def sigma(s: Any) -> float:
     if not (value > 0.0 and np.isfinite(value)):
         raise ValueError(f"sigma must be a positive finite number, got {s!r}")
     return value
+
+
+def metric(m: Any) -> str:
+    if m not in ("l1", "logit"):
+        raise ValueError(f"metric must be 'l1' or 'logit', got {m!r}")
+    return m

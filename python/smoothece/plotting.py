@@ -19,7 +19,7 @@ import numpy as np
 
 from . import _validate
 
-__all__ = ["plot_diagram", "plot_reliability_diagram", "plot_binned_diagram"]
+__all__ = ["plot_diagram", "plot_reliability_diagram", "plot_binned_diagram", "binned_ece"]
 
 #: Line widths (points) of the curve at zero density and at the maximum density.
 _MIN_WIDTH = 0.6

@@ -1,0 +1,278 @@
+"""Recalibration with the smoothed calibration function μ̂ of the SmoothECE diagram.
+
+Błasiok & Nakkiran (ICLR 2024), Sections 4 and 5.4: the diagram's
+Nadaraya–Watson regression μ̂σ*(t) ≈ E[y | f = t], at the SmoothECE's own
+bandwidth σ*, is a recalibration map: replacing f by μ̂(f) removes the
+miscalibration the diagram shows. :class:`SmoothCalibrator` fits it on one set
+of predictions and outcomes and applies it to new predictions, optionally
+forced to be non-decreasing (so it keeps the ranking of the predictions).
+
+The class follows scikit-learn's estimator conventions (``fit`` returns self,
+``get_params``/``set_params``, fitted attributes end in ``_``, it can be a step
+of a ``Pipeline``) without importing scikit-learn.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional, Union
+
+import numpy as np
+
+from . import _validate
+from ._diagram import _count, _level, _seed, reliability_diagram
+from .measures import _check_predictions, _filled_curve
+
+__all__ = ["SmoothCalibrator", "NotFittedError", "isotonic_fit"]
+
+ArrayLike = Any
+
+
+class NotFittedError(ValueError, AttributeError):
+    """Raised by ``predict``/``transform`` before ``fit`` (a ValueError and an AttributeError,
+    like scikit-learn's exception of the same name)."""
+
+
+def isotonic_fit(values: ArrayLike, weights: ArrayLike) -> np.ndarray:
+    """The non-decreasing sequence closest to ``values`` in weighted least squares (pool adjacent violators).
+
+    Parameters
+    ----------
+    values : array_like, shape (m,)
+    weights : array_like, shape (m,)
+        Positive weights.
+
+    Returns
+    -------
+    numpy.ndarray, shape (m,)
+        argmin over non-decreasing g of Σ weights·(values − g)². A Python loop
+        over the m points: meant for curves on a mesh (m ≈ 500), not for rows.
+    """
+    v = np.asarray(values, dtype=np.float64)
+    w = np.asarray(weights, dtype=np.float64)
+    if v.ndim != 1 or w.shape != v.shape:
+        raise ValueError(f"values and weights must be 1-D of the same length, got {v.shape} and {w.shape}")
+    if not np.all(w > 0) or not np.all(np.isfinite(w)) or not np.all(np.isfinite(v)):
+        raise ValueError("isotonic_fit needs finite values and positive finite weights")
+    means, mass, size = [], [], []
+    for value, weight in zip(v.tolist(), w.tolist()):
+        m, s, k = value, weight, 1
+        while means and means[-1] >= m:  # pool with the previous block while they violate the order
+            pm, ps, pk = means.pop(), mass.pop(), size.pop()
+            m = (pm * ps + m * s) / (ps + s)
+            s, k = ps + s, pk + k
+        means.append(m)
+        mass.append(s)
+        size.append(k)
+    return np.repeat(np.array(means), size)
+
+
+def _predictions(f: Any) -> np.ndarray:
+    """Predictions as a 1-D array; a 2-D array with one column (scikit-learn's X) is accepted."""
+    arr = f
+    if not isinstance(f, (str, bytes)) and f is not None:
+        arr = np.asarray(f)
+        if arr.ndim == 2:
+            if arr.shape[1] != 1:
+                raise ValueError(f"f must be 1-D or of shape (n, 1), got shape {arr.shape}")
+            arr = arr[:, 0]
+    return arr
+
+
+_PARAMS = ("sigma", "monotone", "n_boot", "level", "seed", "clip")
+
+
+class SmoothCalibrator:
+    """Recalibrates predictions with the SmoothECE diagram's regression μ̂ at σ*.
+
+    ``fit(f, y)`` computes μ̂ (the Nadaraya–Watson estimate of E[y | f] with the
+    reflected Gaussian kernel) on the diagram's mesh of 257 or 513 points in
+    [0, 1], at the SmoothECE bandwidth σ* of the fitting data (or a fixed
+    ``sigma``), exactly as :func:`smoothece.reliability_diagram` draws it;
+    stretches where μ̂ is undefined (no data within reach of the kernel) take
+    the nearest defined value. ``predict(f)`` interpolates linearly on that
+    mesh, so the map is continuous and its values lie in [0, 1].
+
+    Fit on data that the model did not train on, and score the result on yet
+    other data: on its own fitting data the recalibrated SmoothECE is
+    optimistic.
+
+    Parameters
+    ----------
+    sigma : float, optional
+        Bandwidth of μ̂; None (default) uses σ* of the fitting data.
+    monotone : bool, default False
+        Make the map non-decreasing by weighted isotonic regression (pool
+        adjacent violators) of μ̂ on the mesh, weighted by the smoothed density
+        of the predictions there; the recalibrated predictions then keep the
+        order of the original ones (ties may be created, never reversed).
+    n_boot : int, default 0
+        Bootstrap replicates for a pointwise band of the map
+        (:meth:`predict_interval`); 0 skips them.
+    level : float, default 0.95
+        Coverage of that band.
+    seed : int, optional
+        Seed of the bootstrap (only used when n_boot > 0).
+    clip : bool or float, default False
+        As in :func:`smoothece.smece`, for both ``fit`` and ``predict``.
+
+    Attributes
+    ----------
+    mesh_ : numpy.ndarray
+        Points t in [0, 1] of the fitted map.
+    curve_ : numpy.ndarray
+        The map at ``mesh_`` (after filling and, if ``monotone``, isotonic fitting).
+    sigma_ : float
+        Bandwidth used.
+    smece_ : float
+        SmoothECE (σ*, or smECEσ at a fixed ``sigma``) of the fitting data.
+    diagram_ : ReliabilityDiagram
+        The fitted diagram (μ̂ before filling, density, ...).
+    lower_, upper_ : numpy.ndarray or None
+        Pointwise bootstrap band of μ̂ on ``mesh_`` (n_boot > 0).
+    n_features_in_ : int
+        1 (for scikit-learn).
+
+    Examples
+    --------
+    >>> cal = SmoothCalibrator().fit(f_calib, y_calib)        # doctest: +SKIP
+    >>> f_new = cal.predict(f_test)                            # doctest: +SKIP
+    >>> smoothece.smece(f_new, y_test) < smoothece.smece(f_test, y_test)  # doctest: +SKIP
+    """
+
+    def __init__(
+        self,
+        sigma: Optional[float] = None,
+        monotone: bool = False,
+        n_boot: int = 0,
+        level: float = 0.95,
+        seed: Optional[int] = None,
+        clip: Union[bool, float] = False,
+    ):
+        # scikit-learn convention: store the arguments untouched, check them in fit.
+        self.sigma = sigma
+        self.monotone = monotone
+        self.n_boot = n_boot
+        self.level = level
+        self.seed = seed
+        self.clip = clip
+
+    # -- scikit-learn protocol ----------------------------------------------------------
+
+    def get_params(self, deep: bool = True) -> dict:
+        """The constructor arguments, as a dict (``deep`` is accepted for scikit-learn and ignored)."""
+        return {name: getattr(self, name) for name in _PARAMS}
+
+    def set_params(self, **params) -> "SmoothCalibrator":
+        """Sets constructor arguments by name and returns self (the fit is not redone)."""
+        for name, value in params.items():
+            if name not in _PARAMS:
+                raise ValueError(f"invalid parameter {name!r} for SmoothCalibrator; valid parameters: {', '.join(_PARAMS)}")
+            setattr(self, name, value)
+        return self
+
+    def __sklearn_tags__(self):
+        # Called only by scikit-learn (≥ 1.6), so importing it here adds no dependency.
+        from sklearn.utils import InputTags, Tags, TargetTags, TransformerTags
+
+        return Tags(estimator_type=None, target_tags=TargetTags(required=True),
+                    transformer_tags=TransformerTags(preserves_dtype=["float64"]),
+                    input_tags=InputTags(one_d_array=True, two_d_array=True))
+
+    def __sklearn_is_fitted__(self) -> bool:
+        return hasattr(self, "curve_")
+
+    def __repr__(self) -> str:
+        return f"SmoothCalibrator({', '.join(f'{k}={getattr(self, k)!r}' for k in _PARAMS)})"
+
+    # -- fitting and applying -----------------------------------------------------------
+
+    def _checked_params(self):
+        sigma = None if self.sigma is None else _validate.sigma(self.sigma)
+        if not isinstance(self.monotone, (bool, np.bool_)):
+            raise TypeError(f"monotone must be a bool, got {self.monotone!r}")
+        n_boot = _count(self.n_boot, "n_boot", 0)
+        level = _level(self.level)
+        seed = _seed(self.seed)
+        _validate.clip_range(self.clip)
+        return sigma, bool(self.monotone), n_boot, level, seed
+
+    def fit(self, f: ArrayLike, y: ArrayLike, weights: Optional[ArrayLike] = None,
+            sample_weight: Optional[ArrayLike] = None) -> "SmoothCalibrator":
+        """Fits the map μ̂ on predictions ``f`` and outcomes ``y``; returns self.
+
+        Parameters
+        ----------
+        f : array_like, shape (n,) or (n, 1)
+            Predictions in [0, 1] (a one-column 2-D array, as scikit-learn passes X, is accepted).
+        y : array_like, shape (n,)
+            Outcomes, 0 or 1.
+        weights : array_like, shape (n,), optional
+            Non-negative weights, as in :func:`smoothece.smece`.
+        sample_weight : array_like, optional
+            scikit-learn's name for ``weights``; give at most one of them.
+
+        Raises
+        ------
+        TypeError, ValueError
+            Bad input, as in :func:`smoothece.smece`; bad constructor arguments.
+        """
+        if sample_weight is not None:
+            if weights is not None:
+                raise TypeError("give weights or sample_weight, not both")
+            weights = sample_weight
+        sigma, monotone, n_boot, level, seed = self._checked_params()
+        diag = reliability_diagram(_predictions(f), y, weights=weights, sigma=sigma, n_boot=n_boot, level=level,
+                                   seed=seed, sample_size=0, clip=self.clip)
+        mesh = np.array(diag.mesh, dtype=np.float64)
+        mu = np.array(diag.mu, dtype=np.float64)
+        if monotone:
+            valid = ~np.isnan(mu)
+            density = np.asarray(diag.density, dtype=np.float64)[valid]
+            mu[valid] = isotonic_fit(mu[valid], np.maximum(density, np.finfo(np.float64).tiny))
+        curve = np.clip(_filled_curve(mesh, mu), 0.0, 1.0)
+        mesh.flags.writeable = False
+        curve.flags.writeable = False
+        self.mesh_ = mesh
+        self.curve_ = curve
+        self.sigma_ = float(diag.sigma)
+        self.smece_ = float(diag.smece)
+        self.diagram_ = diag
+        self.lower_ = None if diag.lower is None else np.clip(_filled_curve(mesh, diag.lower), 0.0, 1.0)
+        self.upper_ = None if diag.upper is None else np.clip(_filled_curve(mesh, diag.upper), 0.0, 1.0)
+        self.n_features_in_ = 1
+        return self
+
+    def _inputs(self, f: ArrayLike) -> np.ndarray:
+        if not self.__sklearn_is_fitted__():
+            raise NotFittedError("this SmoothCalibrator is not fitted yet: call fit(f, y) first")
+        arr = _validate._as_1d(_predictions(f), "f", _validate._PRED_DTYPES)
+        if arr.shape[0] == 0:
+            raise ValueError("f is empty: at least one prediction is needed")
+        lo, hi = _validate.clip_range(self.clip)
+        _check_predictions(arr, lo, hi)
+        return np.clip(arr, 0.0, 1.0, dtype=np.float64)
+
+    def predict(self, f: ArrayLike) -> np.ndarray:
+        """Recalibrated probabilities μ̂(f), in [0, 1], shape (n,).
+
+        ``f`` may be 1-D or a one-column 2-D array; its values are checked like
+        :func:`smoothece.smece`'s (``clip`` as given to the constructor).
+        """
+        return np.interp(self._inputs(f), self.mesh_, self.curve_)
+
+    def transform(self, f: ArrayLike) -> np.ndarray:
+        """Like :meth:`predict`, but keeps the input's shape ((n,) or (n, 1)), for pipelines."""
+        out = self.predict(f)
+        return out[:, None] if np.ndim(f) == 2 else out
+
+    def fit_transform(self, f: ArrayLike, y: ArrayLike, weights: Optional[ArrayLike] = None,
+                      sample_weight: Optional[ArrayLike] = None) -> np.ndarray:
+        """``fit(f, y, ...)`` then ``transform(f)``."""
+        return self.fit(f, y, weights=weights, sample_weight=sample_weight).transform(f)
+
+    def predict_interval(self, f: ArrayLike):
+        """Pointwise bootstrap band (lower, upper) of the map at ``f`` (needs n_boot > 0 at fit)."""
+        x = self._inputs(f)
+        if self.lower_ is None:
+            raise ValueError("no bootstrap band: fit with n_boot > 0 to use predict_interval")
+        return np.interp(x, self.mesh_, self.lower_), np.interp(x, self.mesh_, self.upper_)
