@@ -36,7 +36,11 @@ bool bin_typed(const Inputs& in, std::int64_t begin, std::int64_t end, std::int6
                double& total_weight) {
     const double lo = in.clip_lo, hi = in.clip_hi;
     const double scale = static_cast<double>(intervals);
-    double f[kBlock], y[kBlock], w[kBlock], pos[kBlock], lam[kBlock], lam2[kBlock], lam3[kBlock];
+    // Doubles one row adds to its cell: Σm·λ^p, p = 0..3, for each quantity m.
+    constexpr int kSums = std::is_same_v<Cell, FullCell> ? 12 : 4;
+    static_assert(sizeof(Cell) == kSums * sizeof(double), "a cell is its power sums, contiguous");
+    double f[kBlock], y[kBlock], w[kBlock], pos[kBlock];
+    alignas(64) double add[kBlock * kSums];
     std::int32_t cell[kBlock];  // int32: G ≤ 2^22, and it lets the conversion vectorize
     const auto last = static_cast<std::int32_t>(intervals - 1);
     double wsum = 0.0;
@@ -45,20 +49,23 @@ bool bin_typed(const Inputs& in, std::int64_t begin, std::int64_t end, std::int6
         load_block<F>(in.f, b, count, f);
         load_block<Y>(in.y, b, count, y);
         if constexpr (!std::is_void_v<W>) load_block<W>(in.w, b, count, w);
-        // Checks and arithmetic in one branch-free loop that the compiler
+        // Checks and clamping in one branch-free loop that the compiler
         // vectorizes. NaN fails every comparison, so it counts as bad too.
         std::int64_t bad = 0;
         for (std::int64_t k = 0; k < count; ++k) {
             const double fk = f[k], yk = y[k];
-            const double wk = std::is_void_v<W> ? 1.0 : w[k];
-            bad += (fk >= lo ? 0 : 1) + (fk <= hi ? 0 : 1) + ((yk == 0.0) | (yk == 1.0) ? 0 : 1) +
-                   (wk >= 0.0 ? 0 : 1) + (wk <= kMaxWeight ? 0 : 1);
+            bad += (fk >= lo ? 0 : 1) + (fk <= hi ? 0 : 1) + ((yk == 0.0) | (yk == 1.0) ? 0 : 1);
+            if constexpr (!std::is_void_v<W>) {
+                const double wk = w[k];
+                bad += (wk >= 0.0 ? 0 : 1) + (wk <= kMaxWeight ? 0 : 1);
+                wsum += wk;
+            }
             const double fc = std::min(std::max(fk, 0.0), 1.0);
             f[k] = fc;
             pos[k] = fc;
-            w[k] = wk;
         }
         if (bad) return false;
+        if constexpr (std::is_void_v<W>) wsum += static_cast<double>(count);
         if (in.logit.enabled) {
             // Logit metric: the grid lives in logit space, mapped onto [0, 1].
             const double eps = kLogitEpsilon, lo_z = in.logit.lo, inv = in.logit.inv_span;
@@ -67,30 +74,36 @@ bool bin_typed(const Inputs& in, std::int64_t begin, std::int64_t end, std::int6
                 pos[k] = (std::log(p) - std::log1p(-p) - lo_z) * inv;
             }
         }
+        // Cell, position in the cell and the power sums each row adds (vectorized).
         for (std::int64_t k = 0; k < count; ++k) {
             const double x = pos[k] * scale;
             const std::int32_t j = std::min(static_cast<std::int32_t>(x), last);  // x ≥ 0: truncation is floor
             cell[k] = j;
-            const double l = x - static_cast<double>(j);
-            lam[k] = l;
-            lam2[k] = l * l;
-            lam3[k] = l * l * l;
-        }
-        for (std::int64_t k = 0; k < count; ++k) {
-            Cell& c = cells[cell[k]];
-            const double l1 = lam[k], l2 = lam2[k], l3 = lam3[k];
-            auto add = [&](Moments& m, double v) {
-                m.p0 += v;
-                m.p1 += v * l1;
-                m.p2 += v * l2;
-                m.p3 += v * l3;
-            };
-            add(c.r, w[k] * (y[k] - f[k]));
-            if constexpr (std::is_same_v<Cell, FullCell>) {
-                add(c.w, w[k]);
-                add(c.wy, w[k] * y[k]);
+            const double l1 = x - static_cast<double>(j), l2 = l1 * l1, l3 = l2 * l1;
+            const double wk = std::is_void_v<W> ? 1.0 : w[k];
+            const double r = wk * (y[k] - f[k]);
+            double* a = add + kSums * k;
+            a[0] = r;
+            a[1] = r * l1;
+            a[2] = r * l2;
+            a[3] = r * l3;
+            if constexpr (kSums == 12) {
+                const double wy = wk * y[k];
+                a[4] = wk;
+                a[5] = wk * l1;
+                a[6] = wk * l2;
+                a[7] = wk * l3;
+                a[8] = wy;
+                a[9] = wy * l1;
+                a[10] = wy * l2;
+                a[11] = wy * l3;
             }
-            wsum += w[k];
+        }
+        // The scatter: one contiguous add of kSums doubles per row.
+        for (std::int64_t k = 0; k < count; ++k) {
+            double* dst = reinterpret_cast<double*>(cells + cell[k]);
+            const double* a = add + kSums * k;
+            for (int p = 0; p < kSums; ++p) dst[p] += a[p];
         }
     }
     total_weight += wsum;
