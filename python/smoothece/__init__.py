@@ -28,6 +28,8 @@ from ._diagram import (
     calibration_test,
     reliability_diagram,
 )
+from . import multiclass
+from .multiclass import ClasswiseResult, classwise_smece, confidence_pairs, top_label_diagram, top_label_smece
 from .plotting import plot_binned_diagram, plot_reliability_diagram
 from .sketch import CalibrationSketch, ResolutionWarning
 
@@ -49,6 +51,12 @@ __all__ = [
     "CalibrationTest",
     "CalibrationSketch",
     "ResolutionWarning",
+    "multiclass",
+    "confidence_pairs",
+    "top_label_smece",
+    "top_label_diagram",
+    "classwise_smece",
+    "ClasswiseResult",
     "plot_reliability_diagram",
     "plot_binned_diagram",
     "__version__",

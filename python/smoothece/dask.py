@@ -51,14 +51,12 @@ def _import_dask():
 _INDEX = re.compile(r"^(\w+)\[(\d+)\]")
 
 
-def _locate(err: ValueError, where: str, position) -> ValueError:
-    """Re-raises a core ValueError with the chunk and the global position of the bad row."""
+def _locate(err: ValueError, where: str, position, prefix: str = "") -> ValueError:
+    """The core's ValueError with the chunk and the global position of the bad row added."""
     msg = str(err)
     m = _INDEX.match(msg)
-    extra = ""
-    if m is not None and position is not None:
-        extra = f"; {position(int(m.group(2)))}"
-    return ValueError(f"{msg} [in {where}; index and counts are within it{extra}]")
+    extra = "" if m is None else f"; {position(int(m.group(2)))}"
+    return ValueError(f"{prefix}{msg} [in {where}; index and counts are within it{extra}]")
 
 
 def _chunk_sketch(f, y, w, resolution: int, clip, index: int, start: int) -> CalibrationSketch:
@@ -81,6 +79,10 @@ def _column(part, name: str) -> np.ndarray:
     return col.to_numpy(dtype=np.float64, na_value=np.nan)
 
 
+def _label(v):
+    return v.item() if isinstance(v, np.generic) else v
+
+
 def _partition_sketch(part, pred: str, label: str, weight: Optional[str], resolution: int, clip,
                       index: int) -> CalibrationSketch:
     sketch = CalibrationSketch(resolution)
@@ -93,10 +95,10 @@ def _partition_sketch(part, pred: str, label: str, weight: Optional[str], resolu
         except ValueError as err:
             names = {"f": pred, "y": label, "weights": weight}
             m = _INDEX.match(str(err))
-            if m is not None and m.group(1) in names:  # name the column, not the core's argument
-                err = ValueError(f"column {names[m.group(1)]!r}: {err}")
-            raise _locate(err, f"Dask partition {index}",
-                          lambda i: f"index label {part.index[i]!r} of the dataframe") from None
+            prefix = f"column {names[m.group(1)]!r}: " if m is not None and m.group(1) in names else ""
+            where = f"Dask partition {index}"
+            raise _locate(err, where, lambda i: f"index label {_label(part.index[i])!r} of the dataframe",
+                          prefix) from None
     return sketch
 
 
@@ -147,17 +149,19 @@ def _dask_1d(x: Any, name: str, da, like=None):
     """A 1-D Dask array of real numbers with known chunk sizes (rechunked like ``like``)."""
     if x is None:
         raise TypeError(f"{name} must be a 1-D Dask array of numbers, got None")
+    given = type(x).__name__
     if _is_dask_collection(x) and not isinstance(x, da.Array):
-        raise TypeError(f"{name} must be a 1-D Dask array, got {type(x).__module__}.{type(x).__name__}"
-                        + ("; for a Dask dataframe use sketch_from_dask_dataframe(df, pred, label, weight)"
+        raise TypeError(f"{name} must be a 1-D Dask array, got {type(x).__module__}.{given}"
+                        + ("; for a Dask dataframe use sketch_from_dask_dataframe(df, pred, label, weight), "
+                           "or pass column.to_dask_array(lengths=True)"
                            if hasattr(x, "columns") or hasattr(x, "to_frame") else ""))
     if isinstance(x, (str, bytes)):
-        raise TypeError(f"{name} must be a 1-D Dask array of numbers, got {type(x).__name__}")
+        raise TypeError(f"{name} must be a 1-D Dask array of numbers, got {given}")
     if not isinstance(x, da.Array):
-        x = np.asarray(x)  # a numpy array is accepted for y and weights (chunked like f)
         if like is None:
-            raise TypeError(f"{name} must be a Dask array, got {type(x).__name__}; wrap it with "
+            raise TypeError(f"{name} must be a Dask array, got {given}; wrap it with "
                             f"dask.array.from_array({name}, chunks=...) or call smoothece.smece directly")
+        x = np.asarray(x)  # a numpy array (or sequence) is accepted for y and weights, chunked like f
     if x.dtype.kind not in "biuf":
         raise TypeError(f"{name} must be an array of real numbers, got dtype {x.dtype}")
     if x.ndim != 1:

@@ -18,8 +18,8 @@ and each class column ``exp(z_c − lse)`` is formed in one reused buffer.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Optional, Union
+from dataclasses import dataclass
+from typing import Any, Optional
 
 import numpy as np
 
@@ -45,6 +45,17 @@ __all__ = [
 # ----------------------------------------------------------------------------
 # validation
 # ----------------------------------------------------------------------------
+def _show(v: Any) -> str:
+    """A value for an error message: 1.5, nan, -inf, 3 (not np.float64(1.5))."""
+    return repr(v.item() if isinstance(v, np.generic) else v)
+
+
+def _show_sum(s: float) -> str:
+    """A row sum to 15 digits (1.05, not 1.0499999999999998), in full where that would read as 1."""
+    short = f"{s:.15g}"
+    return short if float(short) != 1.0 else repr(s)
+
+
 def _matrix(x: Any, name: str) -> np.ndarray:
     """A 2-D (n, K) numeric array, read in place when float32/float64."""
     if isinstance(x, (str, bytes)):
@@ -99,7 +110,7 @@ def _labels(labels: Any, n: int, k: int, name: str) -> np.ndarray:
         if count:
             i = int(np.argmax(bad))
             raise ValueError(
-                f"labels[{i}] = {lab[i]!r}: labels must be integer class indices in [0, {k}) "
+                f"labels[{i}] = {_show(lab[i])}: labels must be integer class indices in [0, {k}) "
                 f"({count} of {n} values in labels bad, first at index {i})"
             )
     return lab.astype(np.intp, copy=False)
@@ -217,13 +228,13 @@ class _Scan:
             r, c, v = first_entry
             what = "finite and in [0, 1]" if kind == "probs" else "finite"
             raise ValueError(
-                f"{name}[{r}, {c}] = {v!r}: {name} entries must be {what} "
+                f"{name}[{r}, {c}] = {_show(v)}: {name} entries must be {what} "
                 f"({bad_entries} of {mat.size} entries in {name} bad, first in row {r})"
             )
         if first_row is not None:
             r, s = first_row
             raise ValueError(
-                f"{name}[{r}] sums to {s!r}: rows of probs must sum to 1 within atol={tol:.3g} "
+                f"{name}[{r}] sums to {_show_sum(s)}: rows of probs must sum to 1 within atol={tol:.3g} "
                 f"({bad_rows_total} of {n} rows in probs bad, first at row {r}); "
                 f"normalize the rows, raise atol, or pass logits= instead"
             )
@@ -391,7 +402,7 @@ class ClasswiseResult:
     mean: float  #: unweighted average of ``per_class``
     weighted_mean: float  #: average of ``per_class`` weighted by ``frequency`` (NaN if they are all 0)
     classes: np.ndarray  #: the evaluated class indices
-    frequency: np.ndarray = field(default=None)  #: share of the total weight (or rows) with label == c
+    frequency: np.ndarray  #: share of the total weight (or rows) with label == c
 
     def __repr__(self) -> str:
         k = self.classes.size
@@ -419,7 +430,7 @@ def _classes(classes: Any, k: int) -> np.ndarray:
     bad = (arr < 0) | (arr >= k)
     if bad.any():
         i = int(np.argmax(bad))
-        raise ValueError(f"classes[{i}] = {arr[i]!r}: classes must be in [0, {k}) "
+        raise ValueError(f"classes[{i}] = {_show(arr[i])}: classes must be in [0, {k}) "
                          f"({int(np.count_nonzero(bad))} of {arr.size} values in classes bad, first at index {i})")
     arr = arr.astype(np.intp)
     uniq, counts = np.unique(arr, return_counts=True)
