@@ -28,7 +28,7 @@ TINY = [
     (np.array([0.2, 0.9, 0.5]), np.array([0.0, 1.0, 1.0])),
     (np.array([1.0]), np.array([1.0])),  # zero residual: smECE = 0, σ* = 0
 ]
-SOLAR_COLUMNS = ["DAFFS", "ASSA", "NJIT", "NOAA", "CLIM120", "GDAFFS", "SIDC", "MAG4W"]
+SOLAR_COLUMNS = ["DAFFS", "ASSA", "NJIT", "NOAA", "CLIM120", "GDAFFS", "SIDC", "AMOS", "NICT"]
 
 
 def data_sets(solar, resnet):

@@ -144,3 +144,12 @@ def test_footprint_is_independent_of_n():
     large = CalibrationSketch().update(f, y)
     assert small.nbytes == large.nbytes < 2_000_000
     assert len(large.to_bytes()) == len(small.to_bytes())
+
+
+def test_a_batch_of_zero_weight_is_fine_in_a_stream():
+    s = CalibrationSketch().update([0.2, 0.4], [0, 1], weights=[0.0, 0.0])
+    with pytest.raises(ValueError, match="sum to zero"):
+        s.smece()  # the stream so far weighs nothing
+    s.update([0.2, 0.9], [1, 1], weights=[1.0, 2.0])
+    assert s.n == 4
+    assert s.smece() == pytest.approx(smoothece.smece([0.2, 0.9], [1, 1], weights=[1.0, 2.0]), abs=1e-12)

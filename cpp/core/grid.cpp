@@ -105,7 +105,7 @@ bool bin_range(const Inputs& in, std::int64_t begin, std::int64_t end, std::int6
 
 }  // namespace
 
-GridSums bin_rows(const Inputs& in, std::int64_t intervals, bool full, int threads) {
+GridSums bin_rows(const Inputs& in, std::int64_t intervals, bool full, int threads, bool allow_zero_weight) {
     if (intervals < 1) throw std::invalid_argument("grid must have at least one interval");
     if (in.y.size != in.f.size || (in.has_weights() && in.w.size != in.f.size))
         throw std::invalid_argument("predictions, labels and weights must have the same length");
@@ -162,9 +162,12 @@ GridSums bin_rows(const Inputs& in, std::int64_t intervals, bool full, int threa
         }
         out.total_weight += weights[ti];
     }
-    if (!(out.total_weight > 0.0)) {
+    if (!(out.total_weight > 0.0) && !allow_zero_weight) {
         throw std::invalid_argument(std::string(in.has_weights() ? in.w.name : "weights") +
                                     ": the weights sum to zero; at least one must be positive");
+    }
+    if (!std::isfinite(out.total_weight)) {
+        throw std::invalid_argument(std::string(in.w.name) + ": the weights sum to inf (overflow); rescale them");
     }
     return out;
 }

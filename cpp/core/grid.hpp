@@ -35,7 +35,9 @@ struct GridSums {
 // full = false keeps only the residual sums (all that the SmoothECE needs).
 // Throws std::invalid_argument naming the argument, first bad index, its value
 // and the number of bad values when a row breaks the input contract.
-GridSums bin_rows(const Inputs& in, std::int64_t intervals, bool full, int threads);
+// Rows with all-zero weights are refused unless allow_zero_weight (a batch of
+// a stream may weigh nothing; the stream as a whole is checked when queried).
+GridSums bin_rows(const Inputs& in, std::int64_t intervals, bool full, int threads, bool allow_zero_weight = false);
 
 // Checks every row without binning (used where rows are read differently).
 void check_rows(const Inputs& in);

@@ -111,7 +111,7 @@ Sketch& Sketch::operator=(const Sketch& other) {
 
 void Sketch::update(const Inputs& in, int threads) {
     // Both passes finish before anything is added: a bad row changes nothing.
-    GridSums batch = bin_rows(in, sums_.intervals, /*full=*/true, threads);
+    GridSums batch = bin_rows(in, sums_.intervals, /*full=*/true, threads, /*allow_zero_weight=*/true);
     CellCounts cells = count_cells(in, counts_.cells, threads);
     std::lock_guard<std::mutex> lock(mutex_);
     sums_.merge(batch);

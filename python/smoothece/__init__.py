@@ -30,7 +30,20 @@ from ._diagram import (
 )
 from . import multiclass
 from .multiclass import ClasswiseResult, classwise_smece, confidence_pairs, top_label_diagram, top_label_smece
+from . import measures
+from .measures import (
+    BinnedCalibration,
+    BrierDecomposition,
+    binned_calibration,
+    binned_ece,
+    binned_ece_upper,
+    brier_decomposition,
+    debiased_ece,
+    interval_ce_random,
+    laplace_kernel_ce,
+)
 from .plotting import plot_binned_diagram, plot_reliability_diagram
+from .recalibration import SmoothCalibrator
 from .sketch import CalibrationSketch, ResolutionWarning
 
 try:
@@ -57,6 +70,17 @@ __all__ = [
     "top_label_diagram",
     "classwise_smece",
     "ClasswiseResult",
+    "measures",
+    "binned_ece",
+    "binned_calibration",
+    "binned_ece_upper",
+    "debiased_ece",
+    "brier_decomposition",
+    "laplace_kernel_ce",
+    "interval_ce_random",
+    "BinnedCalibration",
+    "BrierDecomposition",
+    "SmoothCalibrator",
     "plot_reliability_diagram",
     "plot_binned_diagram",
     "__version__",

@@ -48,6 +48,30 @@ def rows(f: Any, y: Any, weights: Any = None) -> tuple:
     return f_arr, y_arr, w_arr
 
 
+def checked_rows(f: Any, y: Any, weights: Any = None, clip: Any = False, n_threads: Optional[int] = None) -> tuple:
+    """(f, y, weights, total_weight) after the core's value checks, for code that
+    then works on the rows in numpy: the same errors and messages as the
+    scoring functions, from one fast fused pass."""
+    from . import _core
+
+    f, y, w = rows(f, y, weights)
+    lo, hi = clip_range(clip)
+    total = _core.check_rows(f, y, w, lo, hi, threads(n_threads))
+    return f, y, w, total
+
+
+def checked_predictions(f: Any, clip: Any = False) -> np.ndarray:
+    """Predictions alone after the core's value checks (labels: a zero-stride view of 0)."""
+    from . import _core
+
+    arr = _as_1d(f, "f", _PRED_DTYPES)
+    if arr.shape[0] == 0:
+        raise ValueError("f is empty: at least one prediction is needed")
+    lo, hi = clip_range(clip)
+    _core.check_rows(arr, np.broadcast_to(np.uint8(0), arr.shape), None, lo, hi, 0)
+    return arr
+
+
 def clip_range(clip: Any) -> tuple:
     """The accepted prediction range for the ``clip`` argument.
 

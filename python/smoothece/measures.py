@@ -44,7 +44,6 @@ __all__ = [
     "interval_ce_random",
 ]
 
-_FLOAT_MAX = float(np.finfo(np.float64).max)
 _STRATEGIES = ("uniform", "quantile")
 _NORMS = ("l1", "l2", "max")
 
@@ -55,84 +54,20 @@ LAPLACE_MIN_BANDWIDTH = 1e-6
 _LAPLACE_BLOCK = 600.0
 
 
-# --------------------------------------------------------------------------
-# Input checks (the numpy twin of the core's fused check, same messages)
-# --------------------------------------------------------------------------
-
-def _format_value(v: float, single: bool = False) -> str:
-    """Shortest decimal that reads back as ``v`` (in float32 when ``single``), as the core prints."""
-    if np.isnan(v):
-        return "nan"
-    if np.isinf(v):
-        return "inf" if v > 0 else "-inf"
-    text = ""
-    for precision in range(1, 18):
-        text = "%.*g" % (precision, v)
-        back = float(text)
-        if (np.float32(back) == np.float32(v)) if single else back == v:
-            break
-    return text
-
-
-def _refuse(name: str, arr: np.ndarray, bad: np.ndarray, rule: str) -> ValueError:
-    count = int(np.count_nonzero(bad))
-    first = int(np.argmax(bad))
-    value = arr[first]
-    if arr.dtype == np.bool_:
-        value = arr.view(np.uint8)[first]
-    size = arr.shape[0]
-    return ValueError(
-        f"{name}[{first}] = {_format_value(float(value), arr.dtype == np.float32)}: {rule} "
-        f"({count} of {size} value{'' if size == 1 else 's'} in {name} bad, first at index {first})"
-    )
-
-
 def _rows(f: ArrayLike, y: ArrayLike, weights: ArrayLike, clip: Union[bool, float]):
-    """Validated rows as float64 ``f`` (clamped when ``clip`` allows), ``y`` and ``w`` (None = unit),
-    and the total weight ``W``. Checks in the core's order: f, y, weights, their sum."""
-    f, y, w = _validate.rows(f, y, weights)
+    """Rows checked by the core (same errors as :func:`smoothece.smece`), as float64
+    ``f`` (clamped when ``clip`` allows), ``y``, ``w`` (None = unit) and the total weight."""
+    f, y, w, total = _validate.checked_rows(f, y, weights, clip)
     lo, hi = _validate.clip_range(clip)
-    _check_predictions(f, lo, hi)
-    if y.dtype == np.bool_:
-        raw = y.view(np.uint8)
-        if raw.max() > 1:
-            raise _refuse("y", y, raw > 1, "labels must be 0 or 1")
-    elif y.dtype.kind in "iu":
-        if y.min() < 0 or y.max() > 1:
-            raise _refuse("y", y, (y < 0) | (y > 1), "labels must be 0 or 1")
-    else:
-        bad = (y != 0) & (y != 1)
-        if bad.any():
-            raise _refuse("y", y, bad, "labels must be 0 or 1")
+    f = np.clip(f, 0.0, 1.0, dtype=np.float64) if (lo < 0.0 or hi > 1.0) else f.astype(np.float64, copy=False)
     if w is not None:
-        if not (w.min() >= 0.0 and w.max() <= _FLOAT_MAX):
-            raise _refuse("weights", w, ~((w >= 0.0) & (w <= _FLOAT_MAX)), "weights must be finite and non-negative")
         w = w.astype(np.float64, copy=False)
-        total = float(w.sum())
-        if not total > 0.0:
-            raise ValueError("weights: the weights sum to zero; at least one must be positive")
-        if not np.isfinite(total):
-            raise ValueError(f"weights: the weights sum to {total} (overflow); rescale them")
-    else:
-        total = float(f.shape[0])
-    if lo < 0.0 or hi > 1.0:
-        f = np.clip(f, 0.0, 1.0, dtype=np.float64)
-    else:
-        f = f.astype(np.float64, copy=False)
     return f, y, w, total
 
 
-def _check_predictions(f: np.ndarray, lo: float, hi: float) -> None:
-    if not (f.min() >= lo and f.max() <= hi):  # NaN fails both comparisons
-        if lo == 0.0 and hi == 1.0:
-            rule = "predictions must be finite and in [0, 1] (clip=True clamps values slightly outside)"
-        else:
-            rule = f"predictions must be finite and in [{_format_value(lo)}, {_format_value(hi)}] (the clip tolerance)"
-        raise _refuse("f", f, ~((f >= lo) & (f <= hi)), rule)
-
-
 def _choice(value: Any, name: str, allowed: tuple) -> str:
-    options = " or ".join(repr(a) for a in allowed)
+    names = [repr(a) for a in allowed]
+    options = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " or " + names[-1]
     if not isinstance(value, str):
         raise TypeError(f"{name} must be a str ({options}), got {value!r}")
     if value not in allowed:
@@ -179,20 +114,19 @@ def _wsum(idx: np.ndarray, values: Optional[np.ndarray], w: Optional[np.ndarray]
 
 
 class _Binned:
-    """Rows assigned to bins, possibly permuted (quantile bins sort them); sums per bin."""
+    """Rows assigned to bins (in their original order) and the sums per bin."""
 
     def __init__(self, f, y, w, total, n_bins, strategy):
         self.n_bins, self.strategy, self.total = n_bins, strategy, total
         if strategy == "uniform":
             # min(floor(f·n_bins), n_bins − 1) in float64; f = 1.0 falls in the last bin.
-            idx = np.minimum(np.multiply(f, n_bins).astype(np.intp), n_bins - 1)
+            idx = np.multiply(f, n_bins).astype(np.intp)
+            np.minimum(idx, n_bins - 1, out=idx)
             self.edges = np.linspace(0.0, 1.0, n_bins + 1)
         else:
-            order = np.argsort(f, kind="stable")
-            f, y = f[order], y[order]
-            w = None if w is None else w[order]
-            idx = _quantile_bins(f, w, total, n_bins)
-            self.edges = _quantile_edges(f, idx, n_bins)
+            thresholds, self.edges = _quantile_thresholds(f, w, total, n_bins)
+            # Row i is in bin #{k : t_k ≤ f_i}: t_k is the smallest prediction in bins ≥ k.
+            idx = np.searchsorted(thresholds, f, side="right")
         self.f, self.y, self.w, self.idx = f, y, w, idx
         self.count = np.bincount(idx, minlength=n_bins)
         self.weight = self.count.astype(np.float64) if w is None else _wsum(idx, None, w, n_bins)
@@ -220,30 +154,43 @@ def _ece_from_sums(weight, sum_f, sum_y, total, norm) -> float:
     return float(np.max(gap / weight[filled]))
 
 
-def _quantile_bins(fs: np.ndarray, ws: Optional[np.ndarray], total: float, n_bins: int) -> np.ndarray:
-    """Equal-mass bins of the sorted predictions ``fs``: a group of equal predictions goes, whole,
-    to bin ⌊n_bins·m/W⌋ where m is the midpoint of its interval of cumulative weight."""
+def _quantile_thresholds(f: np.ndarray, w: Optional[np.ndarray], total: float, n_bins: int):
+    """Equal-mass bins: each group of equal predictions goes, whole, to bin ⌊n_bins·m/W⌋ where m
+    is the midpoint of its interval of cumulative weight (groups in increasing order of f).
+
+    Returns the thresholds t_k (k = 1..n_bins−1), the smallest prediction in bins ≥ k (+inf when
+    those bins are empty), and the edges: 0, then midway between the largest prediction below
+    t_k and t_k (0 when none is below, 1 when none is above), then 1. Empty bins have zero width.
+    Without weights only the values are sorted (np.sort, much faster than argsort).
+    """
+    if w is None:
+        fs = np.sort(f)
+        cum = np.arange(1, fs.shape[0] + 1, dtype=np.float64)
+    else:
+        order = np.argsort(f)  # ties may come in any order: groups are taken whole
+        fs = f[order]
+        cum = np.cumsum(w[order])
     n = fs.shape[0]
-    cum = np.cumsum(ws) if ws is not None else np.arange(1, n + 1, dtype=np.float64)
     last = np.empty(n, dtype=bool)  # last row of each group of equal predictions
     last[-1] = True
     np.not_equal(fs[1:], fs[:-1], out=last[:-1])
-    ends = cum[last]
+    last_row = np.flatnonzero(last)
+    ends = cum[last_row]
+    if w is not None:
+        ends[-1] = total  # the same total the bins are scaled by
     starts = np.concatenate(([0.0], ends[:-1]))
     group_bin = np.minimum(((starts + ends) * (0.5 * n_bins / total)).astype(np.intp), n_bins - 1)
-    group = np.concatenate(([0], np.cumsum(last[:-1])))  # group number of each row
-    return group_bin[group]
-
-
-def _quantile_edges(fs: np.ndarray, idx: np.ndarray, n_bins: int) -> np.ndarray:
-    """Edges between equal-mass bins: midway between the largest prediction below and the
-    smallest at or above; 0 (1) when no row lies below (above). Empty bins have zero width."""
-    n = fs.shape[0]
-    start = np.searchsorted(idx, np.arange(1, n_bins))  # first sorted row in bins ≥ k
-    below = np.where(start > 0, fs[np.maximum(start - 1, 0)], np.nan)
-    above = np.where(start < n, fs[np.minimum(start, n - 1)], np.nan)
-    inner = np.where(np.isnan(below), 0.0, np.where(np.isnan(above), 1.0, 0.5 * (below + above)))
-    return np.concatenate(([0.0], inner, [1.0]))
+    first_row = np.concatenate(([0], last_row[:-1] + 1))
+    groups = group_bin.shape[0]
+    first_group = np.searchsorted(group_bin, np.arange(1, n_bins), side="left")  # first group in bins ≥ k
+    has_above = first_group < groups
+    at = first_row[np.minimum(first_group, groups - 1)]
+    above = fs[at]
+    below = fs[np.where(has_above, at, n) - 1]
+    has_below = np.where(has_above, at > 0, True)
+    thresholds = np.where(has_above, above, np.inf)
+    inner = np.where(~has_below, 0.0, np.where(~has_above, 1.0, 0.5 * (below + above)))
+    return thresholds, np.concatenate(([0.0], inner, [1.0]))
 
 
 @dataclass(frozen=True, repr=False)
@@ -295,13 +242,14 @@ _BINS_DOC = """
     netcal and torchmetrics' stated definition; torchmetrics 1.9 actually puts
     f = 1.0 in an extra bin, its issue #3510).
 
-    ``strategy="quantile"``: equal-mass bins. Rows are sorted by f (stable),
-    and each group of rows with *equal* f goes, whole, to bin
+    ``strategy="quantile"``: equal-mass bins. Taking the distinct values of f
+    in increasing order, the group of rows at each value goes, whole, to bin
     ``min(floor(n_bins · m / W), n_bins − 1)``, where m is the midpoint of the
     group's interval of cumulative weight and W the total weight. Without
     ties and weights, bin sizes differ by at most one row. Ties never split,
-    so a group heavier than W/n_bins leaves neighbouring bins empty. The
-    result depends only on the values, never on row order.
+    so a group heavier than W/n_bins leaves neighbouring bins empty. The bins
+    depend only on the values and weights, never on row order. Cost: one sort
+    of f (an argsort with weights).
 """
 
 
@@ -698,7 +646,7 @@ def laplace_kernel_ce(
     """
     h = _positive(bandwidth, "bandwidth", minimum=LAPLACE_MIN_BANDWIDTH)
     f, y, w, total = _rows(f, y, weights, clip)
-    order = np.argsort(f, kind="stable")
+    order = np.argsort(f)  # the order among equal predictions does not matter
     fs = f[order]
     a = fs - y[order]
     if w is not None:
@@ -757,7 +705,7 @@ def interval_ce_random(
     eps = _positive(eps, "eps", below=1.0)
     trials = _count(trials, "trials", 1)
     f, y, w, total = _rows(f, y, weights, clip)
-    order = np.argsort(f, kind="stable")
+    order = np.argsort(f)
     fs = f[order]
     a = fs - y[order]
     if w is not None:

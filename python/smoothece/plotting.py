@@ -17,9 +17,8 @@ from typing import Any, Optional
 
 import numpy as np
 
-from . import _validate
 
-__all__ = ["plot_diagram", "plot_reliability_diagram", "plot_binned_diagram", "binned_ece"]
+__all__ = ["plot_diagram", "plot_reliability_diagram", "plot_binned_diagram"]
 
 #: Line widths (points) of the curve at zero density and at the maximum density.
 _MIN_WIDTH = 0.6
@@ -249,94 +248,6 @@ def plot_reliability_diagram(f, y, ax=None, **kw):
     return plot_diagram(diagram, ax=ax, **style)
 
 
-def _check_values(f, y, w, clip) -> np.ndarray:
-    """Value checks of the core, in NumPy; returns the (clamped) predictions."""
-    lo, hi = _validate.clip_range(clip)
-
-    def refuse(name, values, bad, what):
-        # str() of the NumPy scalar: the shortest repr in the array's own dtype.
-        first = int(np.flatnonzero(bad)[0])
-        raise ValueError(f"{name}[{first}] = {values[first]}: {what} "
-                         f"({int(np.count_nonzero(bad))} of {values.size} values in {name} bad, first at index {first})")
-
-    f64 = f.astype(np.float64)
-    bad = ~(np.isfinite(f64) & (f64 >= lo) & (f64 <= hi))
-    if bad.any():
-        refuse("f", f, bad, "predictions must be finite and in [0, 1] (clip=True clamps values outside)")
-    bad = ~((y == 0) | (y == 1))
-    if bad.any():
-        refuse("y", y, bad, "labels must be 0 or 1")
-    if w is not None:
-        bad = ~(np.isfinite(w) & (w >= 0))
-        if bad.any():
-            refuse("weights", w, bad, "weights must be finite and non-negative")
-        if not w.sum(dtype=np.float64) > 0:
-            raise ValueError("weights: the weights sum to zero; at least one must be positive")
-    return np.clip(f64, 0.0, 1.0)
-
-
-def _bin_edges(f: np.ndarray, w: np.ndarray, n_bins: int, strategy: str) -> np.ndarray:
-    if strategy == "uniform":
-        return np.linspace(0.0, 1.0, n_bins + 1)
-    if strategy == "quantile":
-        # Weighted quantiles: edge k is the first sorted prediction with at
-        # least k/n_bins of the total weight strictly before it; rows equal to
-        # an edge go to the bin above it.
-        order = np.argsort(f, kind="stable")
-        cum = np.cumsum(w[order])
-        # (the relative slack keeps a target that rounds just below a partial sum on its right side)
-        targets = cum[-1] * np.arange(1, n_bins) / n_bins * (1.0 + 1e-12)
-        at = np.searchsorted(cum, targets, side="right")
-        inner = f[order][np.minimum(at, f.size - 1)]
-        return np.concatenate([[0.0], inner, [1.0]])
-    raise ValueError(f"strategy must be 'uniform' or 'quantile', got {strategy!r}")
-
-
-def binned_ece(f, y, *, n_bins: int = 15, weights=None, strategy: str = "uniform", clip=False) -> dict:
-    """The binned reliability diagram's numbers (used by :func:`plot_binned_diagram`).
-
-    Parameters
-    ----------
-    f, y, weights, clip
-        As in :func:`smoothece.smece`.
-    n_bins : int, default 15
-        Number of bins.
-    strategy : {"uniform", "quantile"}, default "uniform"
-        Equal-width bins on [0, 1] (a prediction in bin
-        ``min(floor(f * n_bins), n_bins - 1)``), or bins of equal weight.
-
-    Returns
-    -------
-    dict
-        ``ece`` (sum over bins of W_b / W * |mean_y_b - mean_f_b|), ``edges``,
-        and per bin ``weight``, ``count``, ``mean_f``, ``mean_y`` (NaN for
-        empty bins).
-    """
-    if isinstance(n_bins, bool) or not isinstance(n_bins, (int, np.integer)) or n_bins < 1:
-        raise ValueError(f"n_bins must be a positive int, got {n_bins!r}")
-    n_bins = int(n_bins)
-    f, y, w = _validate.rows(f, y, weights)
-    f = _check_values(f, y, w, clip)
-    y = np.asarray(y, dtype=np.float64)
-    w = np.ones_like(f) if w is None else np.asarray(w, dtype=np.float64)
-    edges = _bin_edges(f, w, n_bins, strategy)
-    if strategy == "uniform":
-        idx = np.minimum(np.floor(f * n_bins).astype(np.int64), n_bins - 1)
-    else:
-        idx = np.clip(np.searchsorted(edges, f, side="right") - 1, 0, n_bins - 1)
-    weight = np.bincount(idx, weights=w, minlength=n_bins)
-    count = np.bincount(idx, minlength=n_bins)
-    sum_f = np.bincount(idx, weights=w * f, minlength=n_bins)
-    sum_y = np.bincount(idx, weights=w * y, minlength=n_bins)
-    filled = weight > 0
-    mean_f = np.full(n_bins, np.nan)
-    mean_y = np.full(n_bins, np.nan)
-    mean_f[filled] = sum_f[filled] / weight[filled]
-    mean_y[filled] = sum_y[filled] / weight[filled]
-    ece = float(np.sum(np.abs(sum_y[filled] - sum_f[filled])) / weight.sum())
-    return dict(ece=ece, edges=edges, weight=weight, count=count, mean_f=mean_f, mean_y=mean_y)
-
-
 def plot_binned_diagram(
     f,
     y,
@@ -366,8 +277,9 @@ def plot_binned_diagram(
     weights : array_like, optional
         Non-negative row weights.
     strategy : {"uniform", "quantile"}, default "uniform"
-        Equal-width bins on [0, 1] (the last closed at 1), or bins of equal
-        (weighted) mass.
+        As in :func:`smoothece.measures.binned_calibration`, which computes
+        the bins: equal-width bins on [0, 1] (the last closed at 1), or bins
+        of equal (weighted) mass.
     color : color, default "C1"
         Colour of bars, markers and annotation.
     show_counts : bool, default False
@@ -383,17 +295,19 @@ def plot_binned_diagram(
         The Axes drawn on; the text ``binned ECE = v`` (the weighted L1
         binned ECE) is in ``ax.texts``.
     """
-    b = binned_ece(f, y, n_bins=n_bins, weights=weights, strategy=strategy, clip=clip)
+    from .measures import binned_calibration
+
+    b = binned_calibration(f, y, n_bins=n_bins, weights=weights, strategy=strategy, clip=clip)
     ax = _new_axes(ax)
-    filled = b["weight"] > 0
-    left, right = b["edges"][:-1][filled], b["edges"][1:][filled]
-    bars = ax.bar(left, b["mean_y"][filled], width=right - left, align="edge", color=color, alpha=0.3,
+    filled = b.filled
+    left, right = b.edges[:-1][filled], b.edges[1:][filled]
+    bars = ax.bar(left, b.mean_y[filled], width=right - left, align="edge", color=color, alpha=0.3,
                   edgecolor=color, linewidth=0.8, zorder=2, label=f"{n_bins} {strategy} bins",
                   gid="smoothece-bins")
-    ax.plot(b["mean_f"][filled], b["mean_y"][filled], marker="o", markersize=4, color=color, linewidth=1.0,
+    ax.plot(b.mean_f[filled], b.mean_y[filled], marker="o", markersize=4, color=color, linewidth=1.0,
             zorder=3, gid="smoothece-bin-means")
     if show_counts:
-        for bar, n in zip(bars, b["count"][filled]):
+        for bar, n in zip(bars, b.count[filled]):
             # Upright at the foot of the bar, clear of the markers and the line; above
             # bars too short to hold the number.
             short = bar.get_height() < 0.12
@@ -402,5 +316,5 @@ def plot_binned_diagram(
                         textcoords="offset points", ha="center", va="bottom", rotation=90,
                         fontsize="xx-small", color="0.25", gid="smoothece-count")
     _frame(ax, show_diagonal=True)
-    _annotate(ax, f"binned ECE = {b['ece']:.3f}", color)
+    _annotate(ax, f"binned ECE = {b.ece('l1'):.3f}", color)
     return ax

@@ -46,14 +46,22 @@ def solar_flares() -> Dict[str, Forecasts]:
     """The forecasts of every method with at least one forecast, keyed by method.
 
     Values are as published: MCEVOL and MCSTAT contain -0.01, which the
-    scoring functions refuse unless ``clip=`` is given.
+    scoring functions refuse unless ``clip=`` is given; the methods ASAP, BOM,
+    MAG4VW, MAG4VWF, MAG4W, MAG4WF and MOSWOC issued no forecast in the file
+    and are left out.
     """
-    table = np.genfromtxt(path("solar_flares_c1.csv"), delimiter=",", names=True, dtype=None,
-                          encoding="utf-8", missing_values="NA", filling_values=np.nan)
-    outcome = table["rlzC1"].astype(np.float64)
+    # Every column but the date is numeric; an explicit float dtype keeps the
+    # all-NA columns NaN (type guessing would read them as booleans).
+    with open(path("solar_flares_c1.csv"), encoding="utf-8") as fh:
+        header = [name.strip('"') for name in fh.readline().strip().split(",")]
+    table = np.genfromtxt(path("solar_flares_c1.csv"), delimiter=",", skip_header=1, dtype=np.float64,
+                          usecols=range(1, len(header)), missing_values="NA", filling_values=np.nan,
+                          encoding="utf-8")
+    columns = dict(zip(header[1:], table.T))
+    outcome = columns["rlz.C1"]
     out = {}
     for method in SOLAR_FLARE_METHODS:
-        column = table[method].astype(np.float64)
+        column = columns[method]
         keep = ~np.isnan(column)
         if keep.any():
             out[method] = Forecasts(method, column[keep], outcome[keep].astype(np.int8))
