@@ -75,9 +75,9 @@ struct Replicates {
 Replicates resample(const CellHistogram& hist, ResampleKind kind, std::int64_t replicates, std::uint64_t seed,
                     double band_sigma, std::int64_t mesh_intervals, int threads);
 
-// Cells of the resampling histogram for a band at σ: twice the grid σ needs,
-// so rows move by at most 1/(2·cells) ≤ σ/64 (and far fewer groups to redraw
-// than rows when n is large).
+// Cells of the resampling histogram for a band at σ: the grid σ needs, so
+// rows move by at most 1/(2·cells) ≤ σ/32 (and there are far fewer groups to
+// redraw than rows when n is large).
 std::int64_t resample_cells_for_sigma(double sigma);
 
 }  // namespace smoothece

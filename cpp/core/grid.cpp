@@ -82,14 +82,26 @@ namespace {
 // and G+1 lie outside [0, 1]; as K̃σ(t, −x) = K̃σ(t, x) and
 // K̃σ(t, 2 − x) = K̃σ(t, x), their mass goes to their mirror images 1 and G−1.
 void spread_cubic(std::vector<double>& node, std::int64_t cell, const Moments& m) {
+    const double w_before = -(m.p3 - 3.0 * m.p2 + 2.0 * m.p1) / 6.0;
+    const double w_left = (m.p3 - 2.0 * m.p2 - m.p1 + 2.0 * m.p0) / 2.0;
+    const double w_right = -(m.p3 - m.p2 - 2.0 * m.p1) / 2.0;
+    const double w_after = (m.p3 - m.p1) / 6.0;
     const std::int64_t last = static_cast<std::int64_t>(node.size()) - 1;
+    if (cell >= 1 && cell + 2 <= last) {  // interior: no reflection needed
+        double* n = node.data() + cell;
+        n[-1] += w_before;
+        n[0] += w_left;
+        n[1] += w_right;
+        n[2] += w_after;
+        return;
+    }
     auto at = [&](std::int64_t j) -> double& {
         return node[static_cast<std::size_t>(j < 0 ? -j : (j > last ? 2 * last - j : j))];
     };
-    at(cell - 1) += -(m.p3 - 3.0 * m.p2 + 2.0 * m.p1) / 6.0;
-    at(cell) += (m.p3 - 2.0 * m.p2 - m.p1 + 2.0 * m.p0) / 2.0;
-    at(cell + 1) += -(m.p3 - m.p2 - 2.0 * m.p1) / 2.0;
-    at(cell + 2) += (m.p3 - m.p1) / 6.0;
+    at(cell - 1) += w_before;
+    at(cell) += w_left;
+    at(cell + 1) += w_right;
+    at(cell + 2) += w_after;
 }
 
 // The AVX2 copy of the kernel where the CPU has it (decided once).
@@ -172,7 +184,7 @@ GridSums bin_rows(const Inputs& in, std::int64_t intervals, bool full, int threa
     return out;
 }
 
-GridSums GridSums::restrict_to(std::int64_t coarse) const {
+GridSums GridSums::restrict_to(std::int64_t coarse, bool residual_only) const {
     if (coarse < 1 || intervals % coarse != 0)
         throw std::invalid_argument("coarse grid must divide the fine grid");
     const std::int64_t factor = intervals / coarse;
@@ -192,7 +204,7 @@ GridSums GridSums::restrict_to(std::int64_t coarse) const {
         }
     };
     restrict_one(residual, out.residual);
-    if (full()) {
+    if (full() && !residual_only) {
         restrict_one(weight, out.weight);
         restrict_one(label, out.label);
     }

@@ -26,7 +26,7 @@ struct GridSums {
     std::int64_t nodes() const { return intervals + 1; }
 
     // The sums on a grid of `coarse` intervals; `coarse` must divide intervals.
-    GridSums restrict_to(std::int64_t coarse) const;
+    GridSums restrict_to(std::int64_t coarse, bool residual_only = false) const;
     // Adds another grid's sums (same number of intervals) to this one.
     void merge(const GridSums& other);
 };

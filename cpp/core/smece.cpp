@@ -60,7 +60,7 @@ const SmoothedMasses& ResidualLevels::level(std::int64_t intervals) {
         if (intervals == fine_.intervals) {
             slot = std::make_unique<SmoothedMasses>(fine_.residual.data(), intervals);
         } else {
-            const GridSums coarse = fine_.restrict_to(intervals);
+            const GridSums coarse = fine_.restrict_to(intervals, /*residual_only=*/true);
             slot = std::make_unique<SmoothedMasses>(coarse.residual.data(), intervals);
         }
     }
@@ -76,7 +76,7 @@ double ResidualLevels::smece_sigma(double sigma) {
     return integrate_abs(values_.data(), antiderivative_.data(), g) / fine_.total_weight;
 }
 
-FixpointResult solve_fixpoint(ResidualLevels& levels, double scale, double tol) {
+FixpointResult solve_fixpoint(ResidualLevels& levels, double scale, double tol, double hint) {
     FixpointResult res;
     if (levels.all_zero()) return res;  // r̂σ ≡ 0 for every σ: σ* = 0
     auto g = [&](double s) {
@@ -84,7 +84,12 @@ FixpointResult solve_fixpoint(ResidualLevels& levels, double scale, double tol) 
         return levels.smece_sigma(s) - scale * s;
     };
     double a = levels.min_sigma();
-    double fa = g(a);
+    double fa;
+    if (hint > 2.0 * a && (fa = g(0.5 * hint)) >= 0.0) {
+        a = 0.5 * hint;
+    } else {
+        fa = g(a);
+    }
     if (fa < 0.0) {
         // σ* is below what this grid resolves. Step down on the same grid
         // (less accurate there, but good enough to size the next grid).
@@ -155,12 +160,12 @@ LogitMapping logit_mapping(double pad) {
 
 double metric_span(const Inputs& in) { return in.logit.enabled ? 1.0 / in.logit.inv_span : 1.0; }
 
-RowsFixpoint fixpoint_of_rows(const Inputs& in, std::int64_t first_intervals, bool full, int threads) {
+RowsFixpoint fixpoint_of_rows(const Inputs& in, std::int64_t first_intervals, bool full, int threads, double hint) {
     std::int64_t intervals = first_intervals;
     const double span = metric_span(in);
     for (;;) {
         ResidualLevels levels(bin_rows(in, intervals, full, threads));
-        const FixpointResult fix = solve_fixpoint(levels, span);
+        const FixpointResult fix = solve_fixpoint(levels, span, 1e-10, hint / span);
         if (fix.resolved || intervals >= kMaxIntervals) return {fix.sigma * span, levels.release()};
         // σ* < σ_min: only for very large, very well calibrated data. One more
         // pass over the rows, on the grid that the estimate of σ* needs.

@@ -68,7 +68,10 @@ struct FixpointResult {
 // (strictly decreasing). scale is 1 on [0, 1] and the span of the logit
 // grid for the logit metric. The bracket starts at [σ_min, smECE_{σ_min}/scale]:
 // since smECEσ is non-increasing, scale·σ* ≤ smECE_{σ_min}.
-FixpointResult solve_fixpoint(ResidualLevels& levels, double scale = 1.0, double tol = 1e-10);
+// A hint > 0 (a guess of σ*, e.g. the full sample's σ* for a bootstrap
+// replicate) starts the bracket at hint/2 when σ* lies above it, which skips
+// the evaluation on the finest grid.
+FixpointResult solve_fixpoint(ResidualLevels& levels, double scale = 1.0, double tol = 1e-10, double hint = 0.0);
 
 // The logit metric (paper Section 5.3): smoothing with the plain Gaussian in
 // logit space. Positions logit(f) are mapped onto [0, 1] with `pad` logit
@@ -87,7 +90,8 @@ struct RowsFixpoint {
     double sigma = 0.0;
     GridSums sums;
 };
-RowsFixpoint fixpoint_of_rows(const Inputs& in, std::int64_t first_intervals, bool full, int threads);
+RowsFixpoint fixpoint_of_rows(const Inputs& in, std::int64_t first_intervals, bool full, int threads,
+                              double hint = 0.0);
 
 // The complete SmoothECE of rows, in the units of in's metric.
 double smece_of_rows(const Inputs& in, int threads, std::int64_t fine_intervals = kDefaultFineIntervals);

@@ -220,7 +220,7 @@ def reliability_diagram(
     n_boot : int, default 1000
         Bootstrap replicates for the band and the interval (0 skips them).
         Replicates redraw the rows grouped by cell of a fine histogram (rows
-        move by at most σ/64 within a cell), so their cost does not grow with n.
+        move by at most σ/32 within a cell), so their cost does not grow with n.
     level : float, default 0.95
         Coverage of the pointwise band and of the interval (percentile method).
     seed : int, optional

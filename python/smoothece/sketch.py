@@ -43,7 +43,8 @@ class CalibrationSketch:
         for σ ≥ 16 / resolution, i.e. σ ≥ 0.0005 at the default, which covers
         the contract's σ ≥ 0.002. Below that the result carries a
         :class:`ResolutionWarning` and an error of order (16 / (resolution·σ))⁴
-        relative. Resampling uses resolution / 2 cells: each row moves by at
+        relative. Resampling uses at most resolution / 2 cells (fewer when σ is
+        large, as for the arrays: rows move by at most σ/32): each row moves by at
         most 1 / resolution. Memory: about 48·resolution bytes (1.5 MB at the
         default), whatever the number of rows.
 
