@@ -24,6 +24,12 @@ MODULE = [sys.executable, "-m", "smoothece"]
 TIMEOUT = 300
 
 
+# The sketch bins on its fixed 2^15-cell grid; the array functions bin on a
+# grid sized to the data (first_intervals_for_rows). Both are within ~1e-8 of
+# the exact values (test_accuracy.py), so that is how far apart they may be.
+GRID_TOL = 1e-8
+
+
 def _script():
     path = shutil.which("smoothece", path=os.path.dirname(sys.executable))
     if path is None:
@@ -187,7 +193,7 @@ def test_score_solar_csv_matches_api(files, engine):
                         "seed", "metric"}
     assert out["file"] == str(files["solar"])
     assert out["n"] == 731 and out["total_weight"] == 731.0 and out["metric"] == "l1"
-    assert abs(out["smece"] - smoothece.smece(daffs.f, daffs.y)) <= 1e-12
+    assert abs(out["smece"] - smoothece.smece(daffs.f, daffs.y)) <= GRID_TOL
     assert out["sigma"] == out["smece"]
     assert out["ci_low"] is None and out["ci_high"] is None and out["n_boot"] == 0
 
@@ -225,7 +231,7 @@ def test_score_tsv_gzip_blank_lines_and_boolean_labels(files, tmp_path):
     assert abs(tsv["smece"] - smoothece.smece(f, y, weights=w)) <= 1e-12
     assert blank["n"] == 3 and abs(blank["smece"] - smoothece.smece(f, y)) <= 1e-12
     daffs = datasets.solar_flares()["DAFFS"]
-    assert gzipped["n"] == 731 and abs(gzipped["smece"] - smoothece.smece(daffs.f, daffs.y)) <= 1e-12
+    assert gzipped["n"] == 731 and abs(gzipped["smece"] - smoothece.smece(daffs.f, daffs.y)) <= GRID_TOL
 
 
 def test_score_dropna_and_clip_match_api(files):
@@ -234,7 +240,7 @@ def test_score_dropna_and_clip_match_api(files):
     assert out["n"] == 471 and out["dropped"] == 260
     assert abs(out["smece"] - smoothece.smece(solar["NJIT"].f, solar["NJIT"].y)) <= 1e-12
     out = ok_json(run("score", files["solar"], "--pred", "MCEVOL", "--label", "rlz.C1", "--clip", "--json"))
-    assert abs(out["smece"] - smoothece.smece(solar["MCEVOL"].f, solar["MCEVOL"].y, clip=True)) <= 1e-12
+    assert abs(out["smece"] - smoothece.smece(solar["MCEVOL"].f, solar["MCEVOL"].y, clip=True)) <= GRID_TOL
 
 
 def test_score_parquet_matches_api(solar_parquet):
@@ -242,7 +248,7 @@ def test_score_parquet_matches_api(solar_parquet):
     out = ok_json(run("score", path, "--pred", "DAFFS", "--label", "flare", "--weight", "w", "--chunksize", "100",
                       "--json"))
     assert out["n"] == 731 and abs(out["total_weight"] - w.sum()) <= 1e-9
-    assert abs(out["smece"] - smoothece.smece(daffs.f, daffs.y, weights=w)) <= 1e-12
+    assert abs(out["smece"] - smoothece.smece(daffs.f, daffs.y, weights=w)) <= GRID_TOL
 
 
 def test_score_logit_metric(files):
@@ -345,7 +351,7 @@ def test_without_pyarrow(files, solar_parquet, tmp_path):
                  "pip install smoothece[parquet]")
     out = ok_json(run("score", files["solar"], "--pred", "DAFFS", "--label", "rlz.C1", "--json", env=env))
     daffs = datasets.solar_flares()["DAFFS"]
-    assert abs(out["smece"] - smoothece.smece(daffs.f, daffs.y)) <= 1e-12
+    assert abs(out["smece"] - smoothece.smece(daffs.f, daffs.y)) <= GRID_TOL
 
 
 # ---------------------------------------------------------------------------

@@ -12,7 +12,7 @@ void register_smece(py::module_& m) {
             Inputs in = as_inputs(f, y, w, clip_lo, clip_hi);
             if (metric == "logit") {
                 in.logit = logit_mapping(kLogitPad);
-                if (fine_intervals == kDefaultFineIntervals) fine_intervals = kDefaultLogitIntervals;
+                if (fine_intervals <= 0) fine_intervals = kDefaultLogitIntervals;
             } else if (metric != "l1") {
                 throw py::value_error("metric must be 'l1' or 'logit', got '" + metric + "'");
             }
@@ -22,7 +22,7 @@ void register_smece(py::module_& m) {
             return smece_of_rows(in, threads, fine_intervals);
         },
         py::arg("f"), py::arg("y"), py::arg("weights"), py::arg("clip_lo"), py::arg("clip_hi"), py::arg("threads"),
-        py::arg("fine_intervals") = kDefaultFineIntervals, py::arg("metric") = "l1");
+        py::arg("fine_intervals") = 0, py::arg("metric") = "l1");
 
     m.def(
         "smece_sigma",

@@ -99,7 +99,7 @@ DiagramCurves diagram_of_rows(const Inputs& in, double sigma, std::int64_t mesh_
     // Two passes: σ* from the residual sums alone (the smece pass, with its
     // small cells), then the three sums on the grid that σ* needs, which is
     // usually far coarser than the fine grid (a third of the cache misses).
-    const RowsFixpoint fix = fixpoint_of_rows(in, kDefaultFineIntervals, /*full=*/false, threads);
+    const RowsFixpoint fix = fixpoint_of_rows(in, first_intervals_for_rows(in.f.size), /*full=*/false, threads);
     // σ* = 0 only when every residual is 0 (f = y on every row); the curves
     // are then drawn at the smallest σ the grid resolves.
     const double draw_sigma = std::max(fix.sigma, min_sigma_for(fix.sums.intervals));

@@ -149,28 +149,23 @@ void Sketch::require_data() const {
         throw std::invalid_argument("weights: the sketch's weights sum to zero; at least one must be positive");
 }
 
-FixpointResult Sketch::smece() const {
+ResidualLevels Sketch::residual_levels() const {
     std::lock_guard<std::mutex> lock(mutex_);
     require_data();
-    GridSums residual_only;
+    GridSums residual_only;  // a copy of the residual sums: the levels own and restrict them
     residual_only.intervals = sums_.intervals;
     residual_only.residual = sums_.residual;
     residual_only.total_weight = sums_.total_weight;
     residual_only.count = sums_.count;
-    ResidualLevels levels(std::move(residual_only));
+    return ResidualLevels(std::move(residual_only));
+}
+
+FixpointResult Sketch::smece() const {
+    ResidualLevels levels = residual_levels();
     return solve_fixpoint(levels);
 }
 
-double Sketch::smece_sigma(double sigma) const {
-    std::lock_guard<std::mutex> lock(mutex_);
-    require_data();
-    GridSums residual_only;
-    residual_only.intervals = sums_.intervals;
-    residual_only.residual = sums_.residual;
-    residual_only.total_weight = sums_.total_weight;
-    ResidualLevels levels(std::move(residual_only));
-    return levels.smece_sigma(sigma);
-}
+double Sketch::smece_sigma(double sigma) const { return residual_levels().smece_sigma(sigma); }
 
 DiagramCurves Sketch::diagram(double sigma, std::int64_t mesh_intervals) const {
     double s = sigma;

@@ -50,6 +50,7 @@ public:
 
 private:
     void require_data() const;
+    ResidualLevels residual_levels() const;
     GridSums sums_;
     CellCounts counts_;
     mutable std::mutex mutex_;  // updates and reads of one sketch from several threads do not interleave

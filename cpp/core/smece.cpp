@@ -173,7 +173,13 @@ RowsFixpoint fixpoint_of_rows(const Inputs& in, std::int64_t first_intervals, bo
     }
 }
 
+std::int64_t first_intervals_for_rows(std::int64_t n) {
+    const double guess = 0.1 / std::cbrt(static_cast<double>(std::max<std::int64_t>(n, 1)));
+    return std::min(kDefaultFineIntervals, intervals_for_sigma(guess));
+}
+
 double smece_of_rows(const Inputs& in, int threads, std::int64_t fine_intervals) {
+    if (fine_intervals <= 0) fine_intervals = first_intervals_for_rows(in.f.size);
     return fixpoint_of_rows(in, fine_intervals, /*full=*/false, threads).sigma;
 }
 

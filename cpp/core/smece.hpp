@@ -93,8 +93,15 @@ struct RowsFixpoint {
 RowsFixpoint fixpoint_of_rows(const Inputs& in, std::int64_t first_intervals, bool full, int threads,
                               double hint = 0.0);
 
+// The first grid for n rows. σ* of calibrated data sits near its noise
+// floor, about 0.3·n^(-1/3); the grid resolves a third of that (capped at
+// kDefaultFineIntervals), and the rare σ* below it gets a second pass. Small
+// inputs thus skip the fixed cost of the fine grid.
+std::int64_t first_intervals_for_rows(std::int64_t n);
+
 // The complete SmoothECE of rows, in the units of in's metric.
-double smece_of_rows(const Inputs& in, int threads, std::int64_t fine_intervals = kDefaultFineIntervals);
+// fine_intervals = 0: first_intervals_for_rows.
+double smece_of_rows(const Inputs& in, int threads, std::int64_t fine_intervals = 0);
 // smECEσ of rows at a fixed σ (in the units of in's metric), binned on the grid that σ needs.
 double smece_sigma_of_rows(const Inputs& in, double sigma, int threads);
 
