@@ -32,6 +32,8 @@ def test_permutation_invariant(data):
 
 
 def test_integer_weights_equal_duplication(data):
+    # (Equal to rounding here because both row counts get the same first grid;
+    # test_pbt.py covers counts whose grids differ, to the accuracy bound.)
     f, y = data
     counts = np.random.default_rng(3).integers(0, 4, size=f.size)
     dup_f, dup_y = np.repeat(f, counts), np.repeat(y, counts)

@@ -9,8 +9,6 @@
 
 #if defined(__AVX2__)
 #include <immintrin.h>
-#elif defined(__SSE2__)
-#include <emmintrin.h>  // part of every x86-64 CPU
 #endif
 
 #ifndef SMOOTHECE_KERNEL_NS
@@ -35,6 +33,33 @@ void load_block(const Column& c, std::int64_t begin, std::int64_t count, double*
     }
 }
 
+// (1, λ, λ², λ³) of one row, and adding v·(1, λ, λ², λ³) to four contiguous
+// sums. With AVX2 the powers are built in one register (blends and two
+// multiplies) and the add is one 32-byte read-modify-write; the products are
+// formed in the same order either way, so both builds give identical sums.
+struct Powers {
+#if defined(__AVX2__)
+    explicit Powers(double l) {
+        const __m256d one = _mm256_set1_pd(1.0), lv = _mm256_set1_pd(l);
+        v = _mm256_mul_pd(_mm256_mul_pd(_mm256_blend_pd(one, lv, 0b1110), _mm256_blend_pd(one, lv, 0b1100)),
+                          _mm256_blend_pd(one, lv, 0b1000));
+    }
+    void add(double* dst, double m) const {
+        _mm256_storeu_pd(dst, _mm256_add_pd(_mm256_loadu_pd(dst), _mm256_mul_pd(v, _mm256_set1_pd(m))));
+    }
+    __m256d v;
+#else
+    explicit Powers(double l) : l1(l), l2(l * l), l3(l * l * l) {}
+    void add(double* dst, double m) const {
+        dst[0] += m;
+        dst[1] += m * l1;
+        dst[2] += m * l2;
+        dst[3] += m * l3;
+    }
+    double l1, l2, l3;
+#endif
+};
+
 // Bins rows [begin, end). Returns false at the first block holding a row
 // that breaks the input contract (the caller then reports it).
 template <class Cell, class F, class Y, class W>
@@ -42,11 +67,10 @@ bool bin_typed(const Inputs& in, std::int64_t begin, std::int64_t end, std::int6
                double& total_weight) {
     const double lo = in.clip_lo, hi = in.clip_hi;
     const double scale = static_cast<double>(intervals);
-    // Doubles one row adds to its cell: Σm·λ^p, p = 0..3, for each quantity m.
-    constexpr int kSums = std::is_same_v<Cell, FullCell> ? 12 : 4;
-    static_assert(sizeof(Cell) == kSums * sizeof(double), "a cell is its power sums, contiguous");
+    constexpr bool kFull = std::is_same_v<Cell, FullCell>;
+    static_assert(sizeof(Cell) == (kFull ? 12 : 4) * sizeof(double), "a cell is its power sums, contiguous");
     double f[kBlock], y[kBlock], w[kBlock], pos[kBlock];
-    alignas(64) double add[kBlock * kSums];
+    alignas(64) double lam[kBlock], res[kBlock], wy[kBlock];
     std::int32_t cell[kBlock];  // int32: G ≤ 2^22, and it lets the conversion vectorize
     const auto last = static_cast<std::int32_t>(intervals - 1);
     double wsum = 0.0;
@@ -80,46 +104,28 @@ bool bin_typed(const Inputs& in, std::int64_t begin, std::int64_t end, std::int6
                 pos[k] = (std::log(p) - std::log1p(-p) - lo_z) * inv;
             }
         }
-        // Cell, position in the cell and the power sums each row adds (vectorized).
+        // Cell, position in the cell and the masses of each row (vectorized).
         for (std::int64_t k = 0; k < count; ++k) {
             const double x = pos[k] * scale;
             const std::int32_t j = std::min(static_cast<std::int32_t>(x), last);  // x ≥ 0: truncation is floor
             cell[k] = j;
-            const double l1 = x - static_cast<double>(j), l2 = l1 * l1, l3 = l2 * l1;
+            lam[k] = x - static_cast<double>(j);
             const double wk = std::is_void_v<W> ? 1.0 : w[k];
-            const double r = wk * (y[k] - f[k]);
-            double* a = add + kSums * k;
-            a[0] = r;
-            a[1] = r * l1;
-            a[2] = r * l2;
-            a[3] = r * l3;
-            if constexpr (kSums == 12) {
-                const double wy = wk * y[k];
-                a[4] = wk;
-                a[5] = wk * l1;
-                a[6] = wk * l2;
-                a[7] = wk * l3;
-                a[8] = wy;
-                a[9] = wy * l1;
-                a[10] = wy * l2;
-                a[11] = wy * l3;
+            res[k] = wk * (y[k] - f[k]);
+            if constexpr (kFull) {
+                w[k] = wk;
+                wy[k] = wk * y[k];
             }
         }
-        // The scatter: one contiguous add of kSums doubles per row (whole
-        // 32-byte vectors where the instruction set has them; compilers do not
-        // vectorize this loop themselves, as they cannot rule out aliasing).
+        // The scatter: per row, one read-modify-write of its cell's power sums.
         for (std::int64_t k = 0; k < count; ++k) {
             double* dst = reinterpret_cast<double*>(cells + cell[k]);
-            const double* a = add + kSums * k;
-#if defined(__AVX2__)
-            for (int p = 0; p < kSums; p += 4)
-                _mm256_store_pd(dst + p, _mm256_add_pd(_mm256_load_pd(dst + p), _mm256_load_pd(a + p)));
-#elif defined(__SSE2__)
-            for (int p = 0; p < kSums; p += 2)
-                _mm_store_pd(dst + p, _mm_add_pd(_mm_load_pd(dst + p), _mm_load_pd(a + p)));
-#else
-            for (int p = 0; p < kSums; ++p) dst[p] += a[p];
-#endif
+            const Powers p(lam[k]);
+            p.add(dst, res[k]);
+            if constexpr (kFull) {
+                p.add(dst + 4, w[k]);
+                p.add(dst + 8, wy[k]);
+            }
         }
     }
     total_weight += wsum;

@@ -1,0 +1,83 @@
+"""Property-based tests (Hypothesis): invariants on arbitrary small inputs."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+
+import smoothece
+from smoothece import CalibrationSketch
+
+SETTINGS = settings(max_examples=60, deadline=None)
+
+# Predictions in [0, 1] with the end points and repeated values well represented.
+prediction = st.one_of(st.floats(0.0, 1.0), st.sampled_from([0.0, 1.0, 0.5, 0.25]))
+
+
+@st.composite
+def rows(draw, max_n=40):
+    n = draw(st.integers(1, max_n))
+    f = np.array(draw(st.lists(prediction, min_size=n, max_size=n)))
+    y = np.array(draw(st.lists(st.booleans(), min_size=n, max_size=n)))
+    return f, y
+
+
+@SETTINGS
+@given(rows())
+def test_fixpoint_in_unit_interval(data):
+    f, y = data
+    s = smoothece.smece(f, y)
+    assert 0.0 <= s <= 1.0
+    if s > 1e-3:
+        assert smoothece.smece_sigma(f, y, s) == pytest.approx(s, abs=1e-8)
+
+
+@SETTINGS
+@given(rows(), st.randoms(use_true_random=False))
+def test_permutation_invariance(data, rnd):
+    f, y = data
+    perm = np.array(rnd.sample(range(f.size), f.size))
+    assert smoothece.smece(f[perm], y[perm]) == pytest.approx(smoothece.smece(f, y), abs=1e-12)
+
+
+@SETTINGS
+@given(rows(max_n=20), st.data())
+def test_integer_weights_are_duplication(data, more):
+    f, y = data
+    counts = np.array(more.draw(st.lists(st.integers(0, 3), min_size=f.size, max_size=f.size)))
+    if counts.sum() == 0:
+        counts[0] = 1
+    ours = smoothece.smece(f, y, weights=counts.astype(float))
+    # The first grid is sized by the number of rows, which duplication changes:
+    # the two may be binned on different grids, each within ~1e-8 of exact.
+    assert ours == pytest.approx(smoothece.smece(np.repeat(f, counts), np.repeat(y, counts)), abs=1e-8)
+
+
+@SETTINGS
+@given(rows(), st.data())
+def test_merge_equals_batch(data, more):
+    f, y = data
+    cut = more.draw(st.integers(0, f.size))
+    whole = CalibrationSketch(1024).update(f, y)
+    left, right = CalibrationSketch(1024), CalibrationSketch(1024)
+    if cut:
+        left.update(f[:cut], y[:cut])
+    if cut < f.size:
+        right.update(f[cut:], y[cut:])
+    merged = left + right
+    assert merged.n == whole.n
+    np.testing.assert_allclose(np.frombuffer(merged.to_bytes()[64:-8], dtype=np.float64)[:3 * 1025],
+                               np.frombuffer(whole.to_bytes()[64:-8], dtype=np.float64)[:3 * 1025], atol=1e-12)
+
+
+@SETTINGS
+@given(rows(), st.data(), st.sampled_from([-0.5, 1.5, np.nan, np.inf]))
+def test_any_bad_prediction_is_named(data, more, bad):
+    f, y = data
+    i = more.draw(st.integers(0, f.size - 1))
+    g = f.copy()
+    g[i:] = bad  # the first bad index is i
+    with pytest.raises(ValueError, match=rf"^f\[{i}\] = .*\({f.size - i} of {f.size} value"):
+        smoothece.smece(g, y)
+    assert np.all(g[i:] != g[i:]) or np.all(g[i:] == bad)  # unchanged
