@@ -8,7 +8,7 @@ histogram, then work independent of n on a thread pool).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Optional, Union
+from typing import Optional, Union
 
 import numpy as np
 
@@ -28,19 +28,13 @@ def _seed(seed: Optional[int]) -> int:
 
 
 def _level(level: float) -> float:
-    if isinstance(level, bool) or not isinstance(level, (float, int, np.floating, np.integer)):
-        raise TypeError(f"level must be a number in (0, 1), got {level!r}")
-    if not 0.0 < float(level) < 1.0:
+    value = _validate.real(level, "level", "a number in (0, 1)")
+    if not 0.0 < value < 1.0:
         raise ValueError(f"level must be in (0, 1), got {level!r}")
-    return float(level)
+    return value
 
 
-def _count(n: Any, name: str, minimum: int) -> int:
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
-        raise TypeError(f"{name} must be an int, got {n!r}")
-    if n < minimum:
-        raise ValueError(f"{name} must be >= {minimum}, got {n}")
-    return int(n)
+_count = _validate.count
 
 
 def _quantiles(values: np.ndarray, level: float):

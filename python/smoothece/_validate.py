@@ -102,13 +102,28 @@ def threads(n: Optional[int]) -> int:
     return int(n)
 
 
-def sigma(s: Any) -> float:
-    if isinstance(s, (str, bytes, bool)) or not np.isscalar(s) and np.ndim(s) != 0:
-        raise TypeError(f"sigma must be a number, got {s!r}")
+def real(x: Any, name: str, what: str = "a number") -> float:
+    """A real scalar as float; TypeError naming the argument for anything else
+    (strings, bools and arrays included, although float() would take some)."""
+    if isinstance(x, (str, bytes, bool, np.bool_)) or np.ndim(x) != 0:
+        raise TypeError(f"{name} must be {what}, got {x!r}")
     try:
-        value = float(s)
+        return float(x)
     except (TypeError, ValueError):
-        raise TypeError(f"sigma must be a number, got {s!r}") from None
+        raise TypeError(f"{name} must be {what}, got {x!r}") from None
+
+
+def count(n: Any, name: str, minimum: int) -> int:
+    """An int ≥ minimum (bools refused)."""
+    if isinstance(n, (bool, np.bool_)) or not isinstance(n, (int, np.integer)):
+        raise TypeError(f"{name} must be an int, got {n!r}")
+    if n < minimum:
+        raise ValueError(f"{name} must be >= {minimum}, got {n}")
+    return int(n)
+
+
+def sigma(s: Any) -> float:
+    value = real(s, "sigma")
     if not (value > 0.0 and np.isfinite(value)):
         raise ValueError(f"sigma must be a positive finite number, got {s!r}")
     return value

@@ -77,12 +77,7 @@ def _choice(value: Any, name: str, allowed: tuple) -> str:
 
 def _positive(value: Any, name: str, minimum: float = 0.0, below: Optional[float] = None) -> float:
     """A finite number > minimum (≥ minimum when minimum > 0) and < ``below``."""
-    if isinstance(value, (str, bytes, bool)) or np.ndim(value) != 0:
-        raise TypeError(f"{name} must be a number, got {value!r}")
-    try:
-        x = float(value)
-    except (TypeError, ValueError):
-        raise TypeError(f"{name} must be a number, got {value!r}") from None
+    x = _validate.real(value, name)
     ok = np.isfinite(x) and (x >= minimum if minimum > 0 else x > 0) and (below is None or x < below)
     if not ok:
         bounds = f">= {minimum:g}" if minimum > 0 else "> 0"

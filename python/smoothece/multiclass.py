@@ -129,12 +129,7 @@ def _weights(weights: Any, n: int, name: str) -> Optional[np.ndarray]:
 def _tolerance(atol: Any, k: int) -> float:
     if atol is None:
         return 1e-6 * k
-    if isinstance(atol, (bool, str, bytes)) or np.ndim(atol) != 0:
-        raise TypeError(f"atol must be a non-negative number or None, got {atol!r}")
-    try:
-        value = float(atol)
-    except (TypeError, ValueError):
-        raise TypeError(f"atol must be a non-negative number or None, got {atol!r}") from None
+    value = _validate.real(atol, "atol", "a non-negative number or None")
     if not (value >= 0.0 and np.isfinite(value)):
         raise ValueError(f"atol must be a non-negative finite number, got {atol!r}")
     return value
