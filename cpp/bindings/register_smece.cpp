@@ -51,9 +51,6 @@ void register_smece(py::module_& m) {
             return bin_rows(in, 4, /*full=*/false, threads).total_weight;
         },
         py::arg("f"), py::arg("y"), py::arg("weights"), py::arg("clip_lo"), py::arg("clip_hi"), py::arg("threads"));
-
-    m.attr("DEFAULT_FINE_INTERVALS") = kDefaultFineIntervals;
-    m.attr("NODES_PER_SIGMA") = kNodesPerSigma;
 }
 
 }  // namespace smoothece::bind

@@ -83,13 +83,12 @@ FixpointResult solve_fixpoint(ResidualLevels& levels, double scale, double tol, 
         ++res.evaluations;
         return levels.smece_sigma(s) - scale * s;
     };
-    double a = levels.min_sigma();
-    double fa;
-    if (hint > 2.0 * a && (fa = g(0.5 * hint)) >= 0.0) {
-        a = 0.5 * hint;
-    } else {
-        fa = g(a);
+    double a = levels.min_sigma(), fa = -1.0;
+    if (hint > 2.0 * a) {  // start from the hint when σ* lies above hint/2
+        fa = g(0.5 * hint);
+        if (fa >= 0.0) a = 0.5 * hint;
     }
+    if (fa < 0.0) fa = g(a);
     if (fa < 0.0) {
         // σ* is below what this grid resolves. Step down on the same grid
         // (less accurate there, but good enough to size the next grid).
