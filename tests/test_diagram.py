@@ -39,7 +39,8 @@ def test_density_integrates_to_one(solar):
     d = solar["ASSA"]
     dia = smoothece.reliability_diagram(d.f, d.y, n_boot=0, seed=0)
     for curve in (dia.density, dia.density_positive, dia.density_negative):
-        assert np.trapezoid(curve, dia.mesh) == pytest.approx(1.0, abs=1e-3)
+        integral = np.sum(0.5 * (curve[1:] + curve[:-1]) * np.diff(dia.mesh))  # trapezoid rule
+        assert integral == pytest.approx(1.0, abs=1e-3)
 
 
 def test_lemma13_smece_tilde_close_to_smece(solar, resnet, miscalibrated):
