@@ -1021,44 +1021,25 @@ class _Parser(argparse.ArgumentParser):
         sys.exit(EXIT_USAGE)
 
 
-def _positive_int(text: str) -> int:
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if v < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
-    return v
+def _arg_type(convert, ok, expected: str):
+    """An argparse type: the text converted and checked, or one line saying what was expected."""
+
+    def parse(text: str):
+        try:
+            value = convert(text)
+        except ValueError:
+            value = None
+        if value is None or not ok(value):
+            raise argparse.ArgumentTypeError(f"expected {expected}, got {text!r}")
+        return value
+
+    return parse
 
 
-def _nonneg_int(text: str) -> int:
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {text!r}") from None
-    if v < 0:
-        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {text!r}")
-    return v
-
-
-def _level(text: str) -> float:
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number in (0, 1), got {text!r}") from None
-    if not 0.0 < v < 1.0:
-        raise argparse.ArgumentTypeError(f"expected a number in (0, 1), got {text!r}")
-    return v
-
-
-def _tolerance(text: str) -> float:
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a non-negative number, got {text!r}") from None
-    if not (v >= 0.0 and math.isfinite(v)):
-        raise argparse.ArgumentTypeError(f"expected a non-negative number, got {text!r}")
-    return v
+_positive_int = _arg_type(int, lambda v: v >= 1, "a positive integer")
+_nonneg_int = _arg_type(int, lambda v: v >= 0, "a non-negative integer")
+_level = _arg_type(float, lambda v: 0.0 < v < 1.0, "a number in (0, 1)")
+_tolerance = _arg_type(float, lambda v: v >= 0.0 and math.isfinite(v), "a non-negative number")
 
 
 def _resolution(text: str) -> int:
