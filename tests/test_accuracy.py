@@ -6,6 +6,7 @@ from conftest import synthetic
 from exact import exact_smece, exact_smece_sigma
 
 import smoothece
+from smoothece import _core
 
 SIGMAS = [0.002, 0.01, 0.05, 0.2, 1.0]
 
@@ -89,14 +90,36 @@ def test_small_sigma_below_default_grid():
         assert abs(smoothece.smece_sigma(f, y, sigma) - exact_smece_sigma(f, y, sigma)) <= 1e-5
 
 
-def test_second_pass_when_fixpoint_is_below_first_grid():
-    # The public smece bins on 2^15 cells first; σ* below that grid's reach
-    # (only for huge, well-calibrated data) sends it back over the rows on a
-    # finer grid. Exercise that path by starting from a coarse grid.
-    from smoothece import _core
+def test_second_look_at_few_distinct_predictions_is_exact():
+    # Two point masses whose residual sums almost cancel: σ* lies far below any
+    # grid, and equals the lone non-zero residual sum / W (a lone atom keeps
+    # its mass under the reflected kernel, for every σ). Hand-derived.
+    delta = 1e-3
+    f = np.array([0.3, 0.3, 0.7, 0.7])
+    y = np.array([1, 0, 1, 0])
+    w = np.array([3.0, 7.0 + delta, 7.0, 3.0])
+    expected = 0.3 * delta / w.sum()
+    passes = _core.passes_over_rows()
+    assert smoothece.smece(f, y, weights=w) == pytest.approx(expected, abs=1e-16)  # rounding of 2.1 − 2.1003
+    assert _core.passes_over_rows() - passes == 2  # the pass, then one hashing pass for the atoms
+    for sigma in (1e-3, 1e-6, 1e-9, 1e-12):
+        assert smoothece.smece_sigma(f, y, sigma, weights=w) == pytest.approx(expected, abs=1e-16)
 
-    f, y = synthetic("calibrated", 2000, seed=4)
-    exact = exact_smece(f, y)
-    assert exact < 16 / 256  # below what a 256-cell grid resolves
-    ours = _core.smece(f, y, None, 0.0, 1.0, 0, 256)
-    assert abs(ours - exact) <= 1e-6
+
+def test_second_pass_on_a_finer_grid_when_fixpoint_is_below_the_first():
+    # Many distinct predictions with a small residual mass next to a heavy
+    # zero-residual row: σ* lies below the first grid (sized to n), so the rows
+    # are binned again on the grid that σ* needs. Checked against the exact
+    # evaluator; the weight of the zero-residual row scales the residuals.
+    rng = np.random.default_rng(11)
+    n = 20_000
+    f = np.r_[rng.uniform(size=n), 0.0]
+    y = np.r_[rng.uniform(size=n) < f[:n], False]
+    w = np.r_[np.ones(n), 2e6]
+    passes = _core.passes_over_rows()
+    ours = smoothece.smece(f, y, weights=w)
+    assert _core.passes_over_rows() - passes >= 3  # first grid, the hash gives up, a finer grid
+    assert ours < 16 / 16384  # below what the first grid resolves
+    assert abs(ours - exact_smece(f, y, w)) <= 1e-6
+
+

@@ -353,7 +353,10 @@ def test_binned_refuses_out_of_range():
         smoothece.plot_binned_diagram(f, y)
     with pytest.raises(ValueError, match=r"f\[0\] = nan"):
         smoothece.plot_binned_diagram(np.array([np.nan, 0.2]), np.array([0, 1]), clip=True)
-    ax = smoothece.plot_binned_diagram(f, y, clip=True, n_bins=2)  # 1.5 counts as 1.0
+    with pytest.raises(ValueError, match=r"f\[2\] = 1\.5"):  # clip=True clamps within 0.01 only
+        smoothece.plot_binned_diagram(f, y, clip=True)
+    f[2] = 1.004
+    ax = smoothece.plot_binned_diagram(f, y, clip=True, n_bins=2)  # 1.004 counts as 1.0
     hand = hand_binned_ece(np.array([0.1, 0.2, 1.0, 0.3]), y, [[0, 1, 3], [2]])
     assert ax.texts[0].get_text() == f"binned ECE = {hand:.3f}"
 

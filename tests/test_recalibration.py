@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import smoothece
-from smoothece.measures import _filled_curve
+from smoothece._util import filled_curve as _filled_curve
 from smoothece.recalibration import NotFittedError, SmoothCalibrator, isotonic_fit
 
 
@@ -234,8 +234,8 @@ def test_bad_input():
         (dict(n_boot=-1), ValueError, r"^n_boot must be >= 0, got -1"),
         (dict(n_boot=1.5), TypeError, r"^n_boot must be an int"),
         (dict(level=1.5), ValueError, r"^level must be in \(0, 1\)"),
-        (dict(seed=-2), TypeError, r"^seed must be a non-negative int"),
-        (dict(clip="x"), TypeError, r"^clip must be a bool or a non-negative number"),
+        (dict(seed=-2), ValueError, r"^seed must be in \[0, 2\*\*64\)"),
+        (dict(clip="x"), TypeError, r"^clip must be a bool or a non-negative float tolerance"),
     ]:
         with pytest.raises(exc, match=pattern):
             SmoothCalibrator(**params).fit(f, y)

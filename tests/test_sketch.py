@@ -59,7 +59,7 @@ def test_merge_is_exact_associative_and_commutative():
 
 
 def test_merge_refuses_different_resolution():
-    with pytest.raises(ValueError, match="different resolution"):
+    with pytest.raises(ValueError, match="different metric or resolution"):
         CalibrationSketch(1024).merge(CalibrationSketch(2048))
     with pytest.raises(TypeError, match="CalibrationSketch"):
         CalibrationSketch().merge("sketch")
@@ -144,12 +144,17 @@ def test_resolution_warning():
         s.smece_sigma(0.01)
 
 
-def test_footprint_is_independent_of_n():
-    small = CalibrationSketch().update([0.5], [1])
+def test_footprint_grows_with_what_it_holds_then_stays_fixed():
+    one = CalibrationSketch().update([0.5], [1])
     f, y = synthetic("uniform", 200_000, seed=1)
+    small = CalibrationSketch().update(f[:10_000], y[:10_000])
     large = CalibrationSketch().update(f, y)
-    assert small.nbytes == large.nbytes < 2_000_000
-    assert len(large.to_bytes()) == len(small.to_bytes())
+    huge = CalibrationSketch().update(np.r_[f, f], np.r_[y, y])
+    assert one.exact and small.exact and not large.exact
+    assert len(one.to_bytes()) < 200
+    assert len(small.to_bytes()) <= 64 * 1024  # about 5 bytes a row without weights
+    assert large.nbytes == huge.nbytes < 2_000_000  # the grid: independent of n
+    assert len(huge.to_bytes()) == len(large.to_bytes()) <= 1_572_960  # no larger than version 1's
 
 
 def test_a_batch_of_zero_weight_is_fine_in_a_stream():

@@ -1,16 +1,26 @@
-// Included first by every binding file: one place for pybind11 headers and
-// the conversion of numpy arrays into the core's strided columns.
+// Included first by every binding file: pybind11, the conversion of numpy
+// arrays into the core's strided columns, and running core work without the
+// GIL. The bindings do nothing else.
 #pragma once
 
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#if defined(__GLIBCXX__)
+#include <cxxabi.h>
+#endif
+#if defined(__unix__) || defined(__APPLE__)
+#include <unistd.h>
+#endif
+
 #include <optional>
 #include <string>
+#include <type_traits>
 
-#include "common.hpp"
-#include "diagram.hpp"
+#include "columns.hpp"
+#include "metric.hpp"
+#include "pool.hpp"
 
 namespace py = pybind11;
 
@@ -38,8 +48,8 @@ inline Column as_column(const py::array& a, const char* name) {
     return c;
 }
 
-inline Inputs as_inputs(const py::array& f, const py::array& y, const std::optional<py::array>& w,
-                        double clip_lo, double clip_hi) {
+inline Inputs as_inputs(const py::array& f, const py::array& y, const std::optional<py::array>& w, double clip_lo,
+                        double clip_hi) {
     Inputs in;
     in.f = as_column(f, "f");
     in.y = as_column(y, "y");
@@ -49,42 +59,83 @@ inline Inputs as_inputs(const py::array& f, const py::array& y, const std::optio
     return in;
 }
 
+inline Metric as_metric(const std::string& name) {
+    if (name == "l1") return Metric::L1;
+    if (name == "logit") return Metric::Logit;
+    throw py::value_error("metric must be 'l1' or 'logit', got '" + name + "'");
+}
+
 // A std::vector handed to numpy without a copy (the capsule owns it).
-inline py::array_t<double> to_numpy(std::vector<double>&& v) {
-    auto* heap = new std::vector<double>(std::move(v));
-    py::capsule owner(heap, [](void* p) { delete static_cast<std::vector<double>*>(p); });
-    return py::array_t<double>({static_cast<py::ssize_t>(heap->size())}, {sizeof(double)}, heap->data(), owner);
+template <class T>
+py::array_t<T> to_numpy(std::vector<T>&& v) {
+    if (v.empty()) return py::array_t<T>(0);
+    auto* heap = new std::vector<T>(std::move(v));
+    py::capsule owner(heap, [](void* p) { delete static_cast<std::vector<T>*>(p); });
+    return py::array_t<T>({static_cast<py::ssize_t>(heap->size())}, {sizeof(T)}, heap->data(), owner);
 }
 
-inline py::dict curves_to_dict(DiagramCurves&& c) {
-    py::dict d;
-    d["sigma"] = c.sigma;
-    d["smece_sigma"] = c.smece_sigma;
-    d["smece_tilde"] = c.smece_tilde;
-    d["total_weight"] = c.total_weight;
-    d["positive_weight"] = c.positive_weight;
-    d["count"] = c.count;
-    d["mesh"] = to_numpy(std::move(c.mesh));
-    d["density"] = to_numpy(std::move(c.density));
-    d["density_positive"] = to_numpy(std::move(c.density_positive));
-    d["density_negative"] = to_numpy(std::move(c.density_negative));
-    d["mu"] = to_numpy(std::move(c.mu));
-    return d;
+inline bool interpreter_finalizing() {
+#if PY_VERSION_HEX >= 0x030D0000
+    return Py_IsFinalizing() != 0;
+#else
+    return _Py_IsFinalizing() != 0;
+#endif
 }
 
-// (σ* per replicate, smECE at the band σ per replicate, μ̂ replicates × mesh).
-inline py::tuple replicates_to_tuple(Replicates&& reps) {
-    const auto rows = static_cast<py::ssize_t>(reps.sigma_star.size());
-    const auto points = static_cast<py::ssize_t>(reps.mesh_points);
-    py::array_t<double> mu = to_numpy(std::move(reps.mu));
-    return py::make_tuple(to_numpy(std::move(reps.sigma_star)), to_numpy(std::move(reps.smece_at_band)),
-                          mu.reshape({rows, points}));
+// Takes the GIL back after core work. While the interpreter shuts down,
+// taking it would end this (daemon) thread with pthread_exit from inside
+// C++ frames that cannot unwind, and abort the process; the thread parks
+// instead and the process exits around it.
+inline void take_gil(PyThreadState* state) {
+    if (interpreter_finalizing()) {
+        for (;;) {
+#if defined(__unix__) || defined(__APPLE__)
+            pause();
+#endif
+        }
+    }
+    PyEval_RestoreThread(state);
 }
 
-inline ResampleKind resample_kind(const std::string& kind) {
-    if (kind == "bootstrap") return ResampleKind::Bootstrap;
-    if (kind == "consistency") return ResampleKind::Consistency;
-    throw py::value_error("kind must be 'bootstrap' or 'consistency', got '" + kind + "'");
+// The GIL-released state of one call, and its Ctrl-C check (run by the core
+// on this thread, every ~50 ms of work): the GIL is taken for a moment and
+// Python's signal handlers run; KeyboardInterrupt cancels the call.
+struct Released {
+    PyThreadState* state = nullptr;
+};
+
+inline bool signals_raised(void* context) {
+    auto* released = static_cast<Released*>(context);
+    if (interpreter_finalizing()) return true;
+    PyEval_RestoreThread(released->state);
+    const bool raised = PyErr_CheckSignals() != 0;
+    released->state = PyEval_SaveThread();
+    return raised;
+}
+
+// Runs `work` (pure C++ on buffers the caller keeps alive, touching no Python
+// object) with the GIL released, so other Python threads run meanwhile.
+template <class Work>
+auto without_gil(Work&& work) -> decltype(work()) {
+    Released released{PyEval_SaveThread()};
+    try {
+        InterruptScope scope(&signals_raised, &released);
+        if constexpr (std::is_void_v<decltype(work())>) {
+            work();
+            take_gil(released.state);
+        } else {
+            auto result = work();
+            take_gil(released.state);
+            return result;
+        }
+#if defined(__GLIBCXX__)
+    } catch (abi::__forced_unwind&) {
+        throw;  // thread cancellation: must not be swallowed
+#endif
+    } catch (...) {
+        take_gil(released.state);
+        throw;
+    }
 }
 
 }  // namespace smoothece::bind

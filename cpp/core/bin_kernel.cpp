@@ -3,9 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <stdexcept>
-#include <string>
-#include <type_traits>
 
 #if defined(__AVX2__)
 #include <immintrin.h>
@@ -19,12 +16,12 @@ namespace smoothece::SMOOTHECE_KERNEL_NS {
 namespace {
 
 constexpr double kMaxWeight = std::numeric_limits<double>::max();
-constexpr std::int64_t kBlock = 256;  // rows decoded per block (fits in L1)
+constexpr std::int64_t kBlock = 512;  // rows decoded per block (fits in L1)
 
-// Copies rows [begin, begin + count) of a column into doubles. The contiguous
-// case is a separate loop so that the compiler vectorizes the conversion.
+// Copies rows [begin, begin + count) of a column into doubles. The
+// contiguous case is its own loop so that the compiler vectorizes it.
 template <class T>
-void load_block(const Column& c, std::int64_t begin, std::int64_t count, double* out) {
+void load(const Column& c, std::int64_t begin, std::int64_t count, double* out) {
     if (c.stride == static_cast<std::int64_t>(sizeof(T))) {
         const T* p = reinterpret_cast<const T*>(c.data) + begin;
         for (std::int64_t k = 0; k < count; ++k) out[k] = static_cast<double>(p[k]);
@@ -33,124 +30,169 @@ void load_block(const Column& c, std::int64_t begin, std::int64_t count, double*
     }
 }
 
-// (1, λ, λ², λ³) of one row, and adding v·(1, λ, λ², λ³) to four contiguous
-// sums. With AVX2 the powers are built in one register (blends and two
-// multiplies) and the add is one 32-byte read-modify-write; the products are
-// formed in the same order either way, so both builds give identical sums.
-struct Powers {
+using Loader = void (*)(const Column&, std::int64_t, std::int64_t, double*);
+
+// One loader per dtype, chosen once per call: the kernel itself is compiled
+// once per kind of cell, not once per combination of input dtypes.
+Loader loader_for(DType dtype) {
+    return dispatch_dtype(dtype, [](auto tag) -> Loader { return &load<decltype(tag)>; });
+}
+
+// Adds mass[k]·(1, λ, λ², λ³) with λ = lam[k] to the four sums at
+// base + slot[k]·stride (doubles), for k in [0, count), in row order. With
+// AVX2 four rows' powers are formed at once and transposed, and each add is
+// one 32-byte read-modify-write; the products (m·λ, m·(λ·λ), m·((λ·λ)·λ))
+// are the same either way, so both builds give identical sums.
+void add_powers(double* base, std::int64_t stride, const std::int32_t* slot, const double* lam, const double* mass,
+                std::int64_t count) {
+    std::int64_t k = 0;
 #if defined(__AVX2__)
-    explicit Powers(double l) {
-        const __m256d one = _mm256_set1_pd(1.0), lv = _mm256_set1_pd(l);
-        v = _mm256_mul_pd(_mm256_mul_pd(_mm256_blend_pd(one, lv, 0b1110), _mm256_blend_pd(one, lv, 0b1100)),
-                          _mm256_blend_pd(one, lv, 0b1000));
+    for (; k + 4 <= count; k += 4) {
+        const __m256d l = _mm256_loadu_pd(lam + k), m = _mm256_loadu_pd(mass + k);
+        const __m256d l2 = _mm256_mul_pd(l, l), l3 = _mm256_mul_pd(l2, l);
+        const __m256d p0 = m, p1 = _mm256_mul_pd(m, l), p2 = _mm256_mul_pd(m, l2), p3 = _mm256_mul_pd(m, l3);
+        const __m256d t0 = _mm256_unpacklo_pd(p0, p1), t1 = _mm256_unpackhi_pd(p0, p1);
+        const __m256d t2 = _mm256_unpacklo_pd(p2, p3), t3 = _mm256_unpackhi_pd(p2, p3);
+        const __m256d row[4] = {_mm256_permute2f128_pd(t0, t2, 0x20), _mm256_permute2f128_pd(t1, t3, 0x20),
+                                _mm256_permute2f128_pd(t0, t2, 0x31), _mm256_permute2f128_pd(t1, t3, 0x31)};
+        for (int i = 0; i < 4; ++i) {
+            double* dst = base + static_cast<std::int64_t>(slot[k + i]) * stride;
+            _mm256_storeu_pd(dst, _mm256_add_pd(_mm256_loadu_pd(dst), row[i]));
+        }
     }
-    void add(double* dst, double m) const {
-        _mm256_storeu_pd(dst, _mm256_add_pd(_mm256_loadu_pd(dst), _mm256_mul_pd(v, _mm256_set1_pd(m))));
-    }
-    __m256d v;
-#else
-    explicit Powers(double l) : l1(l), l2(l * l), l3(l * l * l) {}
-    void add(double* dst, double m) const {
+#endif
+    for (; k < count; ++k) {
+        double* dst = base + static_cast<std::int64_t>(slot[k]) * stride;
+        const double l = lam[k], m = mass[k], l2 = l * l, l3 = l2 * l;
         dst[0] += m;
-        dst[1] += m * l1;
+        dst[1] += m * l;
         dst[2] += m * l2;
         dst[3] += m * l3;
     }
-    double l1, l2, l3;
-#endif
-};
+}
 
-// Bins rows [begin, end). Returns false at the first block holding a row
-// that breaks the input contract (the caller then reports it).
-template <class Cell, class F, class Y, class W>
-bool bin_typed(const Inputs& in, std::int64_t begin, std::int64_t end, std::int64_t intervals, Cell* cells,
-               double& total_weight) {
-    const double lo = in.clip_lo, hi = in.clip_hi;
-    const double scale = static_cast<double>(intervals);
+// Rows [b, b + count) of a column as doubles: in place when it is a
+// contiguous float64 column, else converted into `buffer`.
+const double* block_of(const Column& c, Loader load, std::int64_t b, std::int64_t count, double* buffer) {
+    if (c.dtype == DType::Float64 && c.stride == static_cast<std::int64_t>(sizeof(double)))
+        return reinterpret_cast<const double*>(c.data) + b;
+    load(c, b, count, buffer);
+    return buffer;
+}
+
+// Checks and bins rows [begin, end). Returns false at the first block that
+// holds a row breaking the input contract (the caller then finds and
+// reports it; nothing the caller owns has been changed).
+template <class Cell, bool kWeighted, bool kLogit>
+bool bin_typed(const Inputs& in, const PassSpec& spec, std::int64_t begin, std::int64_t end, Cell* cells,
+               PassTotals& totals) {
     constexpr bool kFull = std::is_same_v<Cell, FullCell>;
-    static_assert(sizeof(Cell) == (kFull ? 12 : 4) * sizeof(double), "a cell is its power sums, contiguous");
-    double f[kBlock], y[kBlock], w[kBlock], pos[kBlock];
-    alignas(64) double lam[kBlock], res[kBlock], wy[kBlock];
-    std::int32_t cell[kBlock];  // int32: G ≤ 2^22, and it lets the conversion vectorize
-    const auto last = static_cast<std::int32_t>(intervals - 1);
-    double wsum = 0.0;
+    constexpr std::int64_t kStride = static_cast<std::int64_t>(sizeof(Cell) / sizeof(double));
+    const Loader load_f = loader_for(in.f.dtype), load_y = loader_for(in.y.dtype);
+    const Loader load_w = kWeighted ? loader_for(in.w.dtype) : nullptr;
+    const double lo = in.clip_lo, hi = in.clip_hi, scale = static_cast<double>(spec.cells);
+    const double weight_scale = spec.weight_scale;
+    const auto last = static_cast<std::int32_t>(spec.cells - 1);
+    double f_buffer[kBlock], y[kBlock], w_buffer[kBlock];
+    alignas(64) double fc[kBlock], lam[kBlock], mass[kBlock], mass_f[kBlock], wk[kBlock];
+    std::int32_t slot[kBlock];  // int32: cells ≤ 2^22, and it lets the conversion vectorize
+    double weight_sum = 0.0, max_weight = 0.0;
+    std::int64_t positive = 0;
+    auto* base = reinterpret_cast<double*>(cells);
     for (std::int64_t b = begin; b < end; b += kBlock) {
         const std::int64_t count = std::min(kBlock, end - b);
-        load_block<F>(in.f, b, count, f);
-        load_block<Y>(in.y, b, count, y);
-        if constexpr (!std::is_void_v<W>) load_block<W>(in.w, b, count, w);
+        const double* f = block_of(in.f, load_f, b, count, f_buffer);
+        load_y(in.y, b, count, y);
+        const double* w = kWeighted ? block_of(in.w, load_w, b, count, w_buffer) : nullptr;
         // Checks and clamping in one branch-free loop that the compiler
         // vectorizes. NaN fails every comparison, so it counts as bad too.
-        std::int64_t bad = 0;
+        unsigned bad = 0;
         for (std::int64_t k = 0; k < count; ++k) {
             const double fk = f[k], yk = y[k];
-            bad += (fk >= lo ? 0 : 1) + (fk <= hi ? 0 : 1) + ((yk == 0.0) | (yk == 1.0) ? 0 : 1);
-            if constexpr (!std::is_void_v<W>) {
-                const double wk = w[k];
-                bad += (wk >= 0.0 ? 0 : 1) + (wk <= kMaxWeight ? 0 : 1);
-                wsum += wk;
+            bad |= static_cast<unsigned>(!(fk >= lo)) | static_cast<unsigned>(!(fk <= hi)) |
+                   static_cast<unsigned>(!((yk == 0.0) | (yk == 1.0)));
+            fc[k] = std::min(std::max(fk, 0.0), 1.0);
+        }
+        if constexpr (kWeighted) {
+            for (std::int64_t k = 0; k < count; ++k) {
+                const double v = w[k];
+                bad |= static_cast<unsigned>(!(v >= 0.0)) | static_cast<unsigned>(!(v <= kMaxWeight));
+                max_weight = v > max_weight ? v : max_weight;
+                wk[k] = v * weight_scale;
             }
-            const double fc = std::min(std::max(fk, 0.0), 1.0);
-            f[k] = fc;
-            pos[k] = fc;
         }
         if (bad) return false;
-        if constexpr (std::is_void_v<W>) wsum += static_cast<double>(count);
-        if (in.logit.enabled) {
-            // Logit metric: the grid lives in logit space, mapped onto [0, 1].
-            const double eps = kLogitEpsilon, lo_z = in.logit.lo, inv = in.logit.inv_span;
-            for (std::int64_t k = 0; k < count; ++k) {
-                const double p = std::min(std::max(f[k], eps), 1.0 - eps);
-                pos[k] = (std::log(p) - std::log1p(-p) - lo_z) * inv;
-            }
+        // Positions, slots, positions in the cells and masses (vectorized).
+        if constexpr (kLogit) {
+            for (std::int64_t k = 0; k < count; ++k) lam[k] = spec.mapping.position(fc[k]);
+        } else {
+            for (std::int64_t k = 0; k < count; ++k) lam[k] = fc[k];
         }
-        // Cell, position in the cell and the masses of each row (vectorized).
         for (std::int64_t k = 0; k < count; ++k) {
-            const double x = pos[k] * scale;
+            const double x = lam[k] * scale;
             const std::int32_t j = std::min(static_cast<std::int32_t>(x), last);  // x ≥ 0: truncation is floor
-            cell[k] = j;
             lam[k] = x - static_cast<double>(j);
-            const double wk = std::is_void_v<W> ? 1.0 : w[k];
-            res[k] = wk * (y[k] - f[k]);
+            const double m = kWeighted ? wk[k] : 1.0;
             if constexpr (kFull) {
-                w[k] = wk;
-                wy[k] = wk * y[k];
+                slot[k] = 2 * j + static_cast<std::int32_t>(y[k]);
+                mass[k] = m;
+                mass_f[k] = m * fc[k];
+            } else {
+                slot[k] = j;
+                mass[k] = m * (y[k] - fc[k]);
             }
         }
-        // The scatter: per row, one read-modify-write of its cell's power sums.
-        for (std::int64_t k = 0; k < count; ++k) {
-            double* dst = reinterpret_cast<double*>(cells + cell[k]);
-            const Powers p(lam[k]);
-            p.add(dst, res[k]);
-            if constexpr (kFull) {
-                p.add(dst + 4, w[k]);
-                p.add(dst + 8, wy[k]);
+        if constexpr (kWeighted) {
+            for (std::int64_t k = 0; k < count; ++k) {
+                weight_sum += wk[k];
+                positive += wk[k] > 0.0 ? 1 : 0;
             }
+        } else {
+            weight_sum += static_cast<double>(count);
+            positive += count;
+        }
+        // The scatter: per row, one read-modify-write of its cell's sums.
+        if constexpr (kFull) {
+            add_powers(base, kStride, slot, lam, mass, count);
+            add_powers(base + 4, kStride, slot, lam, mass_f, count);
+            for (std::int64_t k = 0; k < count; ++k) {
+                FullCell& c = cells[slot[k]];
+                const double m = mass[k];
+                c.rows += m > 0.0 ? 1.0 : 0.0;
+                c.w2 += m * m;
+            }
+        } else {
+            add_powers(base, kStride, slot, lam, mass, count);
         }
     }
-    total_weight += wsum;
+    totals.weight += weight_sum;
+    totals.max_weight = std::max(totals.max_weight, kWeighted ? max_weight : 1.0);
+    totals.positive_rows += positive;
     return true;
 }
 
 template <class Cell>
-bool bin_dispatch_impl(const Inputs& in, std::int64_t begin, std::int64_t end, std::int64_t intervals, Cell* cells,
-                       double& total_weight) {
-    return with_input_types(in, [&](auto f_tag, auto y_tag, auto w_tag) {
-        using W = std::conditional_t<std::is_same_v<decltype(w_tag), NoWeights>, void, decltype(w_tag)>;
-        return bin_typed<Cell, decltype(f_tag), decltype(y_tag), W>(in, begin, end, intervals, cells, total_weight);
-    });
+bool bin_dispatch(const Inputs& in, const PassSpec& spec, std::int64_t begin, std::int64_t end, Cell* cells,
+                  PassTotals& totals) {
+    const bool logit = spec.mapping.is_logit();
+    if (in.has_weights()) {
+        return logit ? bin_typed<Cell, true, true>(in, spec, begin, end, cells, totals)
+                     : bin_typed<Cell, true, false>(in, spec, begin, end, cells, totals);
+    }
+    return logit ? bin_typed<Cell, false, true>(in, spec, begin, end, cells, totals)
+                 : bin_typed<Cell, false, false>(in, spec, begin, end, cells, totals);
 }
 
 }  // namespace
 
-bool bin_range(const Inputs& in, std::int64_t begin, std::int64_t end, std::int64_t intervals, ResidualCell* cells,
-               double& total_weight) {
-    return bin_dispatch_impl(in, begin, end, intervals, cells, total_weight);
+bool bin_range(const Inputs& in, const PassSpec& spec, std::int64_t begin, std::int64_t end, ResidualCell* cells,
+               PassTotals& totals) {
+    return bin_dispatch(in, spec, begin, end, cells, totals);
 }
 
-bool bin_range(const Inputs& in, std::int64_t begin, std::int64_t end, std::int64_t intervals, FullCell* cells,
-               double& total_weight) {
-    return bin_dispatch_impl(in, begin, end, intervals, cells, total_weight);
+bool bin_range(const Inputs& in, const PassSpec& spec, std::int64_t begin, std::int64_t end, FullCell* cells,
+               PassTotals& totals) {
+    return bin_dispatch(in, spec, begin, end, cells, totals);
 }
 
 }  // namespace smoothece::SMOOTHECE_KERNEL_NS

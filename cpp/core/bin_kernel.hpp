@@ -1,36 +1,56 @@
-// The hot loop of the binning pass. This file is compiled twice: once for
-// the baseline instruction set and, on x86-64, once with AVX2 + FMA; grid.cpp
-// picks one at run time. Each copy lives in its own namespace
-// (SMOOTHECE_KERNEL_NS) so the two never clash. -ffp-contract=off keeps both
-// copies bit-identical.
+// The hot loop of the pass over the rows. bin_kernel.cpp is compiled twice:
+// once for the baseline instruction set and, on x86-64, once with AVX2 + FMA;
+// rows.cpp picks one at run time. Each copy lives in its own namespace
+// (SMOOTHECE_KERNEL_NS) so the two never clash; -ffp-contract=off keeps both
+// bit-identical.
 #pragma once
 
 #include <cstdint>
 
-#include "common.hpp"
+#include "columns.hpp"
+#include "metric.hpp"
 
 namespace smoothece {
 
-// Per-cell accumulators: for each quantity m (residual w(y − f), weight w,
-// label w·y) the power sums Σ m·λ^p, p = 0..3, of the rows in the cell, with
-// λ ∈ [0, 1] the row's position inside it. A row is one read-modify-write of
-// one aligned struct; grid.cpp turns the sums into node masses afterwards.
+// Power sums Σ m·λ^p, p = 0..3, of the rows in one cell, with λ ∈ [0, 1] the
+// row's position inside the cell: enough to spread the rows onto the nodes
+// with cubic weights that keep their moments to order 3 (rows.cpp).
 struct alignas(32) Moments {
-    double p0, p1, p2, p3;
+    double p[4];
 };
+
+// What the smece pass keeps per cell: the moments of the residual w(y − f).
 struct ResidualCell {
-    Moments r;
+    Moments a;
 };
-struct FullCell {
-    Moments r, w, wy;
+
+// What the full pass keeps per (cell, label), at index 2·cell + label: the
+// moments of w and of w·f, the rows of positive weight and Σw².
+struct alignas(16) FullCell {
+    Moments w, wf;
+    double rows, w2;
+};
+
+// Totals of one range of rows.
+struct PassTotals {
+    double weight = 0.0;      // Σ w (scaled)
+    double max_weight = 0.0;  // largest w (unscaled)
+    std::int64_t positive_rows = 0;
+};
+
+// What a pass is asked for.
+struct PassSpec {
+    Mapping mapping;
+    std::int64_t cells = 0;     // cells on [0, 1]
+    double weight_scale = 1.0;  // a power of two every weight is multiplied by
 };
 
 #define SMOOTHECE_DECLARE_BIN_KERNEL(ns)                                                                   \
     namespace ns {                                                                                     \
-    bool bin_range(const Inputs& in, std::int64_t begin, std::int64_t end, std::int64_t intervals,     \
-                   ResidualCell* cells, double& total_weight);                                         \
-    bool bin_range(const Inputs& in, std::int64_t begin, std::int64_t end, std::int64_t intervals,     \
-                   FullCell* cells, double& total_weight);                                             \
+    bool bin_range(const Inputs& in, const PassSpec& spec, std::int64_t begin, std::int64_t end,       \
+                   ResidualCell* cells, PassTotals& totals);                                           \
+    bool bin_range(const Inputs& in, const PassSpec& spec, std::int64_t begin, std::int64_t end,       \
+                   FullCell* cells, PassTotals& totals);                                               \
     }
 
 SMOOTHECE_DECLARE_BIN_KERNEL(baseline)

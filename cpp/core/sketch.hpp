@@ -1,59 +1,75 @@
-// CalibrationSketch: the discretized sufficient statistic as an object that
-// batches are added to, that merges exactly, and that serializes.
+// CalibrationSketch: the summary as an object that batches are added to,
+// that merges exactly, and that serializes, in memory that grows with what
+// it holds.
+//
+// Two forms. While the rows take few distinct predictions (at most
+// resolution/2), the sketch keeps them as atoms: each distinct prediction,
+// rounded to 2^-40, with its rows, Σw, Σw² and Σw·f per label; answers are
+// then those of the rows themselves, at any σ. Beyond that it keeps the full
+// summary on its grid of `resolution` intervals (exact for σ ≥ 16/resolution;
+// below that it states a bound).
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 
-#include "diagram.hpp"
-#include "grid.hpp"
-#include "smece.hpp"
+#include "analysis.hpp"
+#include "atoms.hpp"
+#include "columns.hpp"
+#include "summary.hpp"
 
 namespace smoothece {
 
 class Sketch {
 public:
-    // `intervals`: grid resolution (a power of two, 256 .. 2^22). smECEσ is
-    // exact to the contract for σ ≥ kNodesPerSigma / intervals. The cell
-    // counts used for resampling have intervals / 2 cells.
-    explicit Sketch(std::int64_t intervals = kDefaultFineIntervals);
+    // `resolution`: grid intervals, a power of two in [256, 2^22].
+    Sketch(Metric metric, std::int64_t resolution);
     Sketch(const Sketch& other);
     Sketch& operator=(const Sketch& other);
 
-    // Adds a batch of rows (validated in the same pass as binning; on a bad
-    // row nothing is added and std::invalid_argument is thrown).
-    void update(const Inputs& in, int threads);
-    // Adds another sketch of the same resolution.
+    // Adds a batch of rows, checked in the same pass; on a bad row (or an
+    // overflowing row count or total weight) nothing is added and
+    // InputError is thrown.
+    void update(const Inputs& in, std::int64_t threads);
+    // Adds another sketch of the same metric and resolution.
     void merge(const Sketch& other);
 
-    std::int64_t intervals() const { return sums_.intervals; }
-    std::int64_t cells() const { return counts_.cells; }
-    std::int64_t count() const;
-    double total_weight() const;
-    std::size_t memory_bytes() const;
-    double min_sigma() const { return min_sigma_for(sums_.intervals); }
+    // The answers of the rows added so far (a snapshot).
+    Analysis analysis() const;
 
-    FixpointResult smece() const;
-    double smece_sigma(double sigma) const;
-    DiagramCurves diagram(double sigma, std::int64_t mesh_intervals) const;
-    Replicates resample(ResampleKind kind, std::int64_t replicates, std::uint64_t seed, double band_sigma,
-                        std::int64_t mesh_intervals, int threads) const;
-    // `size` rows drawn (with replacement, seeded) from the cell counts, each
-    // at its group's mean prediction: for tick marks.
-    void sample(std::int64_t size, std::uint64_t seed, std::vector<double>& f, std::vector<double>& y) const;
+    Metric metric() const { return mapping_.metric; }
+    std::int64_t resolution() const { return resolution_; }
+    std::uint64_t rows() const;
+    double total_weight() const;
+    bool exact() const;  // still in the atoms form
+    std::size_t memory_bytes() const;
+    std::size_t max_atoms() const { return static_cast<std::size_t>(resolution_ / 2); }
 
     // Versioned, checksummed little-endian bytes. from_bytes throws
-    // std::invalid_argument on truncated, corrupted or foreign input.
+    // CorruptSketch on truncated, altered or inconsistent input.
     std::string to_bytes() const;
     static Sketch from_bytes(const std::string& bytes);
 
 private:
-    void require_data() const;
-    ResidualLevels residual_levels() const;
-    GridSums sums_;
-    CellCounts counts_;
-    mutable std::mutex mutex_;  // updates and reads of one sketch from several threads do not interleave
+    struct State {
+        std::shared_ptr<const Atoms> atoms;  // the atoms form, or null
+        std::optional<Summary> grid;         // the grid form, or none
+        std::uint64_t rows = 0;
+
+        double total_scaled() const;  // Σw · 2^weight_exp
+        int weight_exp() const;
+        double positive_rows() const;
+    };
+    State add(const State& a, const State& b) const;
+    void check_totals(const State& s) const;
+
+    Mapping mapping_;
+    std::int64_t resolution_;
+    State state_;
+    mutable std::mutex mutex_;
 };
 
 }  // namespace smoothece

@@ -4,89 +4,233 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <limits>
 #include <map>
-#include <utility>
 #include <mutex>
 #include <stdexcept>
+#include <string>
+#include <utility>
+
+#include "pool.hpp"
 
 namespace smoothece {
 namespace {
 
+constexpr double kPi = 3.14159265358979323846;
+
 // FFTW planning is not thread-safe; execution of an existing plan on new
-// arrays is. Plans are made once per size under this lock and kept for the
-// life of the process (never destroyed: no static-destruction ordering).
-fftw_plan r2r_plan(std::int64_t n, fftw_r2r_kind kind) {
-    static std::mutex mutex;
-    static std::map<std::pair<std::int64_t, int>, fftw_plan> plans;
-    std::lock_guard<std::mutex> lock(mutex);
-    const auto key = std::make_pair(n, static_cast<int>(kind));
-    auto it = plans.find(key);
-    if (it != plans.end()) return it->second;
-    FftwBuffer in(n), out(n);
-    fftw_plan p = fftw_plan_r2r_1d(static_cast<int>(n), in.data(), out.data(), kind, FFTW_ESTIMATE);
-    if (!p) throw std::runtime_error("FFTW could not plan a real transform of size " + std::to_string(n));
-    plans.emplace(key, p);
-    return p;
+// arrays is. Plans are made once per size under a lock and kept for the life
+// of the process (the cache is leaked on purpose: threads may still use it
+// while the process exits).
+struct Plans {
+    fftw_plan forward, backward;  // r2c and c2r of one even length
+};
+
+const Plans& plans_for(std::int64_t length) {
+    static auto* mutex = new std::mutex;
+    static auto* cache = new std::map<std::int64_t, Plans>;
+    std::lock_guard<std::mutex> lock(*mutex);
+    auto it = cache->find(length);
+    if (it != cache->end()) return it->second;
+    FftwBuffer real(length + 2), complex(length + 2);
+    auto* c = reinterpret_cast<fftw_complex*>(complex.data());
+    const int n = static_cast<int>(length);
+    Plans p{fftw_plan_dft_r2c_1d(n, real.data(), c, FFTW_ESTIMATE),
+            fftw_plan_dft_c2r_1d(n, c, real.data(), FFTW_ESTIMATE | FFTW_DESTROY_INPUT)};
+    if (!p.forward || !p.backward) throw std::runtime_error("FFTW could not plan a transform of size " + std::to_string(length));
+    return cache->emplace(length, p).first->second;
 }
 
-// fftw_execute_r2r takes non-const input; these out-of-place r2r transforms
-// leave it intact.
-void dct1(const double* in, double* out, std::int64_t n) {
-    fftw_execute_r2r(r2r_plan(n, FFTW_REDFT00), const_cast<double*>(in), out);
+// Scratch arrays of the calling thread, grown as needed and reused.
+struct Scratch {
+    FftwBuffer real, complex;
+    void reserve(std::int64_t length) {
+        if (real.size() < length + 2) {
+            real = FftwBuffer(length + 2);
+            complex = FftwBuffer(length + 2);
+        }
+    }
+};
+
+Scratch& scratch() {
+    thread_local Scratch s;
+    return s;
 }
-void dst1(const double* in, double* out, std::int64_t n) {
-    fftw_execute_r2r(r2r_plan(n, FFTW_RODFT00), const_cast<double*>(in), out);
+
+// 1/(πk) for k = 0..n (entry 0 is 0), per thread, grown as needed.
+const double* reciprocals(std::int64_t n) {
+    thread_local std::vector<double> table;
+    if (static_cast<std::int64_t>(table.size()) <= n) {
+        const std::size_t old = table.size();
+        table.resize(static_cast<std::size_t>(n + 1));
+        for (std::size_t k = old; k < table.size(); ++k) table[k] = k == 0 ? 0.0 : 1.0 / (kPi * static_cast<double>(k));
+    }
+    return table.data();
 }
 
 }  // namespace
 
-FftwBuffer::FftwBuffer(std::int64_t size)
-    : ptr_(static_cast<double*>(fftw_malloc(sizeof(double) * static_cast<std::size_t>(size)))), size_(size) {
-    if (!ptr_) throw std::bad_alloc();
+FftwBuffer::FftwBuffer(std::int64_t doubles)
+    : ptr_(doubles > 0 ? static_cast<double*>(fftw_malloc(sizeof(double) * static_cast<std::size_t>(doubles))) : nullptr),
+      size_(doubles) {
+    if (doubles > 0 && !ptr_) throw std::bad_alloc();
 }
 
 void FftwBuffer::Free::operator()(double* p) const { fftw_free(p); }
 
-SmoothedMasses::SmoothedMasses(const double* masses, std::int64_t intervals)
-    : intervals_(intervals), spectrum_(intervals + 1) {
-    if (intervals < 1) throw std::invalid_argument("smoothing needs at least one grid interval");
-    FftwBuffer doubled(intervals + 1);
-    for (std::int64_t j = 0; j <= intervals; ++j) doubled.data()[j] = masses[j];
-    doubled.data()[0] *= 2.0;
-    doubled.data()[intervals] *= 2.0;
-    dct1(doubled.data(), spectrum_.data(), intervals + 1);
+Spectrum::Spectrum(const double* masses, std::int64_t intervals) : intervals_(intervals), coeff_(intervals + 1) {
+    if (intervals < 2) throw std::logic_error("smoothing needs at least two grid intervals");
+    const std::int64_t g = intervals, length = 2 * g;
+    const Plans& plans = plans_for(length);
+    Scratch& s = scratch();
+    s.reserve(length);
+    double* mirrored = s.real.data();
+    mirrored[0] = 2.0 * masses[0];
+    mirrored[g] = 2.0 * masses[g];
+    for (std::int64_t j = 1; j < g; ++j) mirrored[j] = mirrored[length - j] = masses[j];
+    fftw_execute_dft_r2c(plans.forward, mirrored, reinterpret_cast<fftw_complex*>(s.complex.data()));
+    const double* spec = s.complex.data();
+    for (std::int64_t k = 0; k <= g; ++k) coeff_.data()[k] = spec[2 * k];
 }
 
-void SmoothedMasses::evaluate(double sigma, double* values, double* antiderivative) const {
-    const std::int64_t g = intervals_;
-    FftwBuffer coeff(g + 1), out(g + 1);
-    const double* s = spectrum_.data();
-    double* z = coeff.data();
-    // z_k: the cosine coefficients of the smoothed function, r(t) = z_0 + 2 Σ_{k≥1} z_k cos(πkt).
-    const double c = -0.5 * M_PI * M_PI * sigma * sigma;
-    for (std::int64_t k = 0; k <= g; ++k) {
-        const double e = c * static_cast<double>(k) * static_cast<double>(k);
-        z[k] = e > -700.0 ? 0.5 * s[k] * std::exp(e) : 0.0;  // below e^-700 the term is 0 to double precision
+void Spectrum::evaluate(double sigma, double* values, double* antiderivative, std::int64_t out_intervals) const {
+    interruption_point();
+    // The output grid may be coarser (exact while the spectrum has decayed
+    // before its Nyquist frequency) or finer (the coefficients beyond G are 0).
+    const std::int64_t g = out_intervals > 0 ? out_intervals : intervals_, length = 2 * g;
+    const std::int64_t known = std::min(g, intervals_);
+    const Plans& plans = plans_for(length);
+    Scratch& s = scratch();
+    s.reserve(length);
+    double* c = s.complex.data();  // interleaved (re, im), k = 0..G
+    const double* S = coeff_.data();
+    // ĝ_k = exp(−π²σ²k²/2), in four interleaved recurrences
+    // ĝ_{k+4} = ĝ_k·e^{a(8k+16)} (independent chains, so the multiplies
+    // pipeline), restarted from exact values every 64 steps (rounding grows
+    // by ≲ 32 ulp); zero from the first block below e^-690.
+    const double a = -0.5 * kPi * kPi * sigma * sigma, step = std::exp(32.0 * a);
+    const double* inv = reciprocals(known);  // 1/(πk)
+    std::int64_t kmax = known;
+    for (std::int64_t k0 = 0; k0 <= known; k0 += 64) {
+        double gk[4], ratio[4];
+        for (int i = 0; i < 4; ++i) {
+            const auto kd = static_cast<double>(k0 + i);
+            gk[i] = std::exp(a * kd * kd);
+            ratio[i] = std::exp(a * (8.0 * kd + 16.0));
+        }
+        if (gk[0] < 1e-300) {
+            kmax = k0 - 1;
+            break;
+        }
+        const std::int64_t k1 = std::min(known, k0 + 63);
+        for (std::int64_t k = k0; k <= k1; k += 4) {
+            for (int i = 0; i < 4 && k + i <= k1; ++i) {
+                const double ck = gk[i] * S[k + i];
+                c[2 * (k + i)] = ck;
+                c[2 * (k + i) + 1] = -ck * inv[k + i];
+                gk[i] *= ratio[i];
+                ratio[i] *= step;
+            }
+        }
     }
-    dct1(z, out.data(), g + 1);
-    std::copy(out.data(), out.data() + g + 1, values);
+    c[1] = 0.0;
+    if (kmax >= g) c[2 * g + 1] = 0.0;
+    for (std::int64_t k = kmax + 1; k <= g; ++k) c[2 * k] = c[2 * k + 1] = 0.0;
+    double* out = s.real.data();
+    fftw_execute_dft_c2r(plans.backward, reinterpret_cast<fftw_complex*>(c), out);
+    // out_j = 2 r(t_j) + O_j with O odd: r_j = (out_j + out_{2G−j})/4, O_j = (out_j − out_{2G−j})/2.
+    values[0] = out[0] / 2.0;
+    values[g] = out[g] / 2.0;
+    for (std::int64_t j = 1; j < g; ++j) values[j] = (out[j] + out[length - j]) / 4.0;
     if (!antiderivative) return;
-    // F(t) = z_0 t + 2 Σ_{k=1}^{G-1} z_k sin(πkt)/(πk); at the nodes the sum
-    // is a DST-I of the G − 1 interior coefficients (z_G is below e^-700).
-    FftwBuffer sine(g - 1), sums(g - 1);
-    for (std::int64_t k = 1; k < g; ++k) sine.data()[k - 1] = z[k] / (M_PI * static_cast<double>(k));
-    dst1(sine.data(), sums.data(), g - 1);
+    const double slope = S[0] / 2.0;  // F(t) = (S_0 t + O(t))/2
     antiderivative[0] = 0.0;
+    antiderivative[g] = slope;
     for (std::int64_t j = 1; j < g; ++j)
-        antiderivative[j] = z[0] * static_cast<double>(j) / static_cast<double>(g) + sums.data()[j - 1];
-    antiderivative[g] = z[0];
+        antiderivative[j] = (S[0] * static_cast<double>(j) / static_cast<double>(g) + (out[j] - out[length - j]) / 2.0) / 2.0;
 }
 
-std::vector<double> smooth_masses(const std::vector<double>& masses, double sigma) {
-    const auto intervals = static_cast<std::int64_t>(masses.size()) - 1;
-    std::vector<double> out(masses.size());
-    SmoothedMasses(masses.data(), intervals).evaluate(sigma, out.data(), nullptr);
-    return out;
+namespace {
+
+// F at the root of r inside cell [j, j+1] (r changes sign there), on the
+// cubic Hermite interpolant H of F (values F, slopes r): its derivative is a
+// quadratic q(s) with q(0) = r0, q(1) = r1 of opposite signs, so exactly one
+// root lies in (0, 1); the stable quadratic formula finds it.
+double antiderivative_at_root(const double* r, const double* F, std::int64_t j, double h) {
+    const double r0 = r[j], r1 = r[j + 1], F0 = F[j], F1 = F[j + 1];
+    const double d = (F1 - F0) / h;
+    const double qa = -6.0 * d + 3.0 * r0 + 3.0 * r1, qb = 6.0 * d - 4.0 * r0 - 2.0 * r1;
+    double s;
+    const double disc = qb * qb - 4.0 * qa * r0;
+    if (std::fabs(qa) <= 1e-12 * (std::fabs(qb) + std::fabs(r0)) || !(disc >= 0.0)) {
+        s = r0 / (r0 - r1);  // (nearly) linear: the secant root
+    } else {
+        const double t = -0.5 * (qb + std::copysign(std::sqrt(disc), qb));
+        const double s1 = t / qa, s2 = t != 0.0 ? r0 / t : s1;
+        s = (s1 >= 0.0 && s1 <= 1.0) ? s1 : s2;
+    }
+    s = std::min(std::max(s, 0.0), 1.0);
+    const double s2 = s * s, s3 = s2 * s;
+    return (2 * s3 - 3 * s2 + 1) * F0 + (s3 - 2 * s2 + s) * h * r0 + (-2 * s3 + 3 * s2) * F1 + (s3 - s2) * h * r1;
+}
+
+}  // namespace
+
+double integrate_abs(const double* r, const double* F, std::int64_t begin, std::int64_t end, std::int64_t intervals) {
+    const double h = 1.0 / static_cast<double>(intervals);
+    const std::int64_t n = end - begin + 1;
+    // Signs flipping at rounding level (in the tails of a bump, say) are not
+    // roots: r counts as zero within `noise` of it, and a piece ends only
+    // where r passes from one side of that band to the other (at its first
+    // sign change inside the band). The sides are classified in one
+    // vectorized pass; memchr then jumps from one side to the other.
+    double lanes[4] = {0.0, 0.0, 0.0, 0.0};  // independent maxima, so the loop vectorizes
+    std::int64_t j = 0;
+    for (; j + 4 <= n; j += 4)
+        for (int i = 0; i < 4; ++i) lanes[i] = std::max(lanes[i], std::fabs(r[begin + j + i]));
+    for (; j < n; ++j) lanes[0] = std::max(lanes[0], std::fabs(r[begin + j]));
+    const double noise = 64.0 * std::numeric_limits<double>::epsilon() *
+                         std::max(std::max(lanes[0], lanes[1]), std::max(lanes[2], lanes[3]));
+    thread_local std::vector<unsigned char> side;  // 0 inside the band, 1 above it, 2 below
+    side.resize(static_cast<std::size_t>(n));
+    for (j = 0; j < n; ++j) {
+        const double v = r[begin + j];
+        side[static_cast<std::size_t>(j)] = static_cast<unsigned char>((v > noise ? 1 : 0) | (v < -noise ? 2 : 0));
+    }
+    const unsigned char* s = side.data();
+    double total = 0.0, piece_start = F[begin];
+    const void* first = std::memchr(s, 1, static_cast<std::size_t>(n));
+    const void* first_below = std::memchr(s, 2, static_cast<std::size_t>(n));
+    if (!first || (first_below && first_below < first)) first = first_below;
+    if (!first) return std::fabs(F[end] - piece_start);  // r is noise throughout
+    std::int64_t at = static_cast<const unsigned char*>(first) - s;  // last node on the current side
+    for (;;) {
+        const unsigned char other = s[at] == 1 ? 2 : 1;
+        const void* next = std::memchr(s + at, other, static_cast<std::size_t>(n - at));
+        if (!next) break;
+        const std::int64_t cross = static_cast<const unsigned char*>(next) - s;
+        // The last node on the old side before the crossing, then the first
+        // strict sign change after it.
+        std::int64_t k = cross - 1;
+        while (s[k] == 0) --k;
+        double root_F = F[begin + cross];
+        for (; k < cross; ++k) {
+            const double r0 = r[begin + k], r1 = r[begin + k + 1];
+            if ((r0 < 0.0 && r1 > 0.0) || (r0 > 0.0 && r1 < 0.0)) {
+                root_F = antiderivative_at_root(r, F, begin + k, h);
+                break;
+            }
+            if (r1 == 0.0) {
+                root_F = F[begin + k + 1];
+                break;
+            }
+        }
+        total += std::fabs(root_F - piece_start);
+        piece_start = root_F;
+        at = cross;
+    }
+    return total + std::fabs(F[end] - piece_start);
 }
 
 }  // namespace smoothece

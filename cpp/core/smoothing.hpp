@@ -1,16 +1,16 @@
-// Step 2: reflected-Gaussian smoothing of node masses by FFTW's DCT-I.
+// Step 2: smoothing node masses with the reflected Gaussian, by FFTW.
 //
 // Masses m_j at nodes t_j = j/G, j = 0..G, smoothed with the reflected kernel
-// K̃σ(t, x) = Σ_k φσ(t − x − 2k) + φσ(t + x − 2k) are a circular convolution of
-// the mirror-extended masses (period 2) with the periodized Gaussian. The DFT
-// of an even sequence of period 2G is the DCT-I (REDFT00) of its first G + 1
-// entries, and the periodized Gaussian has the closed-form spectrum
-// G·exp(−π²k²σ²/2) (its aliases at k ± 2G are below 1e-130 of it once σG ≥ 8). So
-//   Σ_j m_j K̃σ(t_k, t_j) = ½ · DCT-I( DCT-I(m̃) · exp(−π²k²σ²/2) )_k,
-// with m̃ the masses with the two end nodes doubled (a mass at 0 or 1 is its
-// own mirror image). This is exact for the binned masses: no kernel
-// truncation, no sampling of the kernel. Requires σG ≥ 8 (smece.hpp keeps
-// σG ≥ 64), so that the spectrum has decayed to 0 before k = G.
+// K̃σ(t, x) = Σ_k φσ(t − x − 2k) + φσ(t + x − 2k) are a circular convolution
+// (period 2) of the mirror-extended sequence s (length 2G: m_0 and m_G, their
+// own mirror images, doubled) with the periodized Gaussian, whose Fourier
+// coefficients are exp(−π²k²σ²/2) exactly. So with S = DFT(s) (real, as s is
+// even), the smoothed function and its antiderivative at the nodes are
+//   r(t_j) = ½ Σ_k ĝ_k S_k e^{iπkj/G},   F(t_j) = ∫₀^{t_j} r = ½ (S_0 t_j + Σ_{k≥1} 2 ĝ_k S_k sin(πk t_j)/(πk)),
+// both read off ONE complex-to-real transform: r is its even part, the sine
+// series its odd part. Exact for the binned masses: no kernel truncation, no
+// sampling of the kernel. Needs σG ≥ 8 (the grid policy keeps σG ≥ 16), so
+// that the spectrum has decayed to nothing before k = G.
 #pragma once
 
 #include <cstdint>
@@ -22,36 +22,43 @@ namespace smoothece {
 // A buffer from fftw_malloc, so every array has the alignment plans assume.
 class FftwBuffer {
 public:
-    explicit FftwBuffer(std::int64_t size);
+    explicit FftwBuffer(std::int64_t doubles = 0);
     double* data() { return ptr_.get(); }
     const double* data() const { return ptr_.get(); }
     std::int64_t size() const { return size_; }
 
 private:
-    struct Free { void operator()(double* p) const; };
+    struct Free {
+        void operator()(double* p) const;
+    };
     std::unique_ptr<double, Free> ptr_;
-    std::int64_t size_;
+    std::int64_t size_ = 0;
 };
 
-// The spectrum of one set of node masses; smoothing at any σ then costs one
+// The spectrum of one set of node masses: smoothing at any σ then costs a
 // multiply and one inverse transform. Immutable after construction, so one
 // instance may be used from several threads.
-class SmoothedMasses {
+class Spectrum {
 public:
-    SmoothedMasses(const double* masses, std::int64_t intervals);
+    Spectrum(const double* masses, std::int64_t intervals);
 
     std::int64_t intervals() const { return intervals_; }
-    // Writes r(t_k) = Σ_j m_j K̃σ(t_k, t_j) for k = 0..G into values[0..G]
-    // and, unless antiderivative is null, F(t_k) = ∫₀^{t_k} r into
-    // antiderivative[0..G] (from the same spectrum: a DST-I). Needs G ≥ 2.
-    void evaluate(double sigma, double* values, double* antiderivative) const;
+    double total() const { return coeff_.data()[0] / 2.0; }  // Σ masses
+    // r(t_j) into values[0..M] and, unless null, F(t_j) into
+    // antiderivative[0..M], on the grid of M = out_intervals (0 means G)
+    // intervals: the same smooth function read off at other nodes, exact
+    // while its spectrum has decayed before M (σM ≥ 4: below e^-79).
+    void evaluate(double sigma, double* values, double* antiderivative, std::int64_t out_intervals = 0) const;
 
 private:
     std::int64_t intervals_;
-    FftwBuffer spectrum_;
+    FftwBuffer coeff_;  // S_k, k = 0..G (real parts; the imaginary parts vanish)
 };
 
-// Σ_j m_j K̃σ(t_k, t_j) for one σ without keeping the spectrum.
-std::vector<double> smooth_masses(const std::vector<double>& masses, double sigma);
+// ∫ |r| over [t_begin, t_end] (node indices) from r and its antiderivative
+// F at the nodes j/G: the sum over sign-constant pieces of |F(end) − F(start)|,
+// with the roots inside sign-change cells located on the cubic Hermite
+// interpolant of F. No quadrature error and no error from the kinks of |r|.
+double integrate_abs(const double* r, const double* F, std::int64_t begin, std::int64_t end, std::int64_t intervals);
 
 }  // namespace smoothece

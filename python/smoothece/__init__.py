@@ -5,8 +5,6 @@ Smoothing", ICLR 2024 (arXiv:2309.12236). The numerical work happens in a
 C++17 core with FFTW; this package validates arguments and draws figures.
 """
 
-from __future__ import annotations
-
 from . import _fftw
 
 _fftw.load()
@@ -20,17 +18,8 @@ except ImportError as err:  # pragma: no cover - only on a broken install
     ) from err
 
 from ._api import smece, smece_sigma
-from ._diagram import (
-    BootstrapResult,
-    CalibrationTest,
-    ReliabilityDiagram,
-    bootstrap_smece,
-    calibration_test,
-    reliability_diagram,
-)
-from . import multiclass
-from .multiclass import ClasswiseResult, classwise_smece, confidence_pairs, top_label_diagram, top_label_smece
-from . import measures
+from ._errors import InputError, ResolutionWarning
+from .diagram import ReliabilityDiagram, reliability_diagram
 from .measures import (
     BinnedCalibration,
     BrierDecomposition,
@@ -42,9 +31,11 @@ from .measures import (
     interval_ce_random,
     laplace_kernel_ce,
 )
+from .multiclass import ClasswiseResult, classwise_smece, confidence_pairs, top_label_diagram, top_label_smece
 from .plotting import plot_binned_diagram, plot_reliability_diagram
 from .recalibration import SmoothCalibrator
-from .sketch import CalibrationSketch, ResolutionWarning
+from .resampling import BootstrapResult, CalibrationTest, bootstrap_smece, calibration_test
+from .sketch import CalibrationSketch
 
 try:
     from importlib.metadata import version as _version
@@ -52,6 +43,23 @@ try:
     __version__ = _version("smoothece")
 except Exception:  # pragma: no cover - running from a source tree without metadata
     __version__ = "0+unknown"
+
+# Submodules imported on first use (``smoothece.datasets``, ``smoothece.reference``,
+# ...) so that ``import smoothece`` stays light and they still resolve as attributes.
+_LAZY_SUBMODULES = ("cli", "dask", "datasets", "reference")
+
+
+def __getattr__(name: str):
+    if name in _LAZY_SUBMODULES:
+        import importlib
+
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(__all__) | set(_LAZY_SUBMODULES))
+
 
 __all__ = [
     "smece",
@@ -63,14 +71,13 @@ __all__ = [
     "BootstrapResult",
     "CalibrationTest",
     "CalibrationSketch",
+    "InputError",
     "ResolutionWarning",
-    "multiclass",
     "confidence_pairs",
     "top_label_smece",
     "top_label_diagram",
     "classwise_smece",
     "ClasswiseResult",
-    "measures",
     "binned_ece",
     "binned_calibration",
     "binned_ece_upper",

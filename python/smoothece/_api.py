@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any, Optional, Union
+from typing import Optional, Union
 
-from . import _core, _validate
-
-ArrayLike = Any
+from . import _validate
+from ._summary import summarise
+from ._typing import ArrayLike
+from ._util import sigma_star
 
 
 def smece(
@@ -29,7 +30,8 @@ def smece(
         Outcomes, 0 or 1 (bool, int8, uint8, int32, int64, float32, float64
         read in place).
     weights : array_like, shape (n,), optional
-        Non-negative finite weights (not all zero). Integer weights give the
+        Non-negative finite weights (not all zero). The result is invariant
+        to scaling them by any positive factor, and integer weights give the
         same result as repeating rows.
     metric : {"l1", "logit"}, default "l1"
         "l1" smooths on [0, 1] with the reflected Gaussian (the paper's
@@ -41,32 +43,36 @@ def smece(
         interacts with rows within a few σ of it (its residual still counts
         in full).
     clip : bool or float, default False
-        False refuses predictions outside [0, 1]. True clamps any finite
-        prediction into [0, 1]; a number ``tol`` clamps values within
-        [-tol, 1 + tol] and refuses the rest. NaN and ±inf are always refused.
+        False refuses predictions outside [0, 1]. True clamps those within
+        0.01 of [0, 1] into it (float round-off, forecasters that issue
+        -0.01) and refuses the rest; a float ``tol`` clamps values within
+        [-tol, 1 + tol]. NaN and ±inf are always refused.
     threads : int, optional
-        Worker threads for the pass over the rows (default: all cores).
-        The result does not depend on it beyond rounding (≲ 1e-15).
+        Worker threads for the pass over the rows (default: all CPUs this
+        process may use; more are capped). The result does not depend on it
+        beyond rounding (≲ 1e-15).
 
     Returns
     -------
     float
-        σ*, within 1e-6 of the exact fixpoint (see the accuracy contract in
-        the README). 0.0 when every residual y − f is zero.
+        σ*, within 1e-6 of the exact fixpoint for every input (see the
+        accuracy contract in the README). 0.0 when every residual y − f is zero.
 
     Raises
     ------
     TypeError
         Non-numeric input.
-    ValueError
+    smoothece.InputError (a ValueError)
         Empty, non-1-D or mismatched arrays; predictions outside [0, 1] or
         not finite; labels other than 0/1; negative, non-finite or all-zero
         weights. The message names the argument, the first bad index, its
-        value and how many values are bad. Inputs are never modified.
+        value and how many values are bad (also as attributes), with a hint
+        when the values suggest a cause (percentages, logits, swapped
+        arguments). Inputs are never modified.
     """
-    f, y, w = _validate.rows(f, y, weights)
-    lo, hi = _validate.clip_range(clip)
-    return _core.smece(f, y, w, lo, hi, _validate.threads(threads), metric=_validate.metric(metric))
+    t = _validate.threads(threads)
+    analysis = summarise(f, y, weights, clip=clip, metric=metric, threads=threads)
+    return sigma_star(analysis, t)
 
 
 def smece_sigma(
@@ -82,18 +88,21 @@ def smece_sigma(
     """smECEσ = ∫₀¹ |r̂σ(t)| dt at a fixed bandwidth σ > 0.
 
     r̂σ(t) = (1/W) Σ wᵢ K̃σ(t, fᵢ)(yᵢ − fᵢ) with the reflected Gaussian kernel
-    K̃σ. Within 1e-6 of the exact integral for σ ∈ [0.01, 1] and 1e-5 for
-    σ ∈ [0.002, 0.01); smaller σ are computed on grids up to 2²² cells with
-    a correspondingly larger error. Non-increasing in σ.
+    K̃σ. Within 1e-6 of the exact integral for every σ > 0: bandwidths a
+    grid resolves are smoothed on it (16 nodes per σ); smaller ones are
+    integrated exactly from the distinct predictions, where the kernel is
+    local (an isolated prediction contributes |its residual sum|, nearby
+    ones are smoothed together). As σ → 0 it tends to Σ over distinct
+    predictions of |Σ w(y − f)| / W. Non-increasing in σ.
 
     With ``metric="logit"``, σ is in logit units and the integral runs over ℝ
-    (see :func:`smece`); the same accuracy holds for σ ≥ 0.0002 · (75.3 +
-    20·max(0, σ − 1)).
+    (see :func:`smece`).
 
     Parameters and errors are those of :func:`smece`, plus ``sigma``, which
     must be a positive finite number.
     """
     s = _validate.sigma(sigma)
-    f, y, w = _validate.rows(f, y, weights)
-    lo, hi = _validate.clip_range(clip)
-    return _core.smece_sigma(f, y, w, s, lo, hi, _validate.threads(threads), metric=_validate.metric(metric))
+    t = _validate.threads(threads)
+    analysis = summarise(f, y, weights, clip=clip, metric=metric, threads=threads, sigma=s)
+    value, _ = analysis.smece_sigma(s, t)
+    return value

@@ -1,28 +1,96 @@
-"""Argument normalisation for the public API: one place, one pass of checks
-that need no look at the values (type, shape, length). Value checks (range,
-NaN, labels, weights) happen inside the core's single binning pass."""
+"""Argument normalisation for the public API, in one place.
+
+Checks that need no look at the values (type, shape, length, the scalar
+arguments) happen here; the value checks of the rows (range, NaN, labels,
+weights) happen in the core's single pass. When the core refuses a value,
+:func:`with_hint` adds what the values suggest (percentages, logits, swapped
+arguments) to its error. This module imports nothing from the package but
+its error type.
+"""
 
 from __future__ import annotations
 
-import os
+import numbers
 from typing import Any, Optional
 
 import numpy as np
+
+from ._errors import InputError
 
 # dtypes the core reads in place; anything else numeric is converted once.
 _PRED_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 _LABEL_DTYPES = tuple(np.dtype(t) for t in (np.bool_, np.int8, np.uint8, np.int32, np.int64, np.float32, np.float64))
 _WEIGHT_DTYPES = _PRED_DTYPES
 
+#: The tolerance of ``clip=True``: predictions within 0.01 of [0, 1] are
+#: clamped (float round-off, forecasters that issue -0.01); anything further
+#: out is refused, so that a unit mistake never becomes a number.
+CLIP_TOLERANCE = 0.01
 
-def _as_1d(x: Any, name: str, accepted: tuple) -> np.ndarray:
+#: The largest seed (seeds are 64-bit).
+MAX_SEED = (1 << 64) - 1
+
+
+def _missing_values(x: Any, name: str) -> None:
+    """Refuses pandas missing values (NA in nullable columns) and masked array
+    elements, naming the first and how many."""
+    if isinstance(x, np.ma.MaskedArray):
+        mask = np.ma.getmaskarray(x)
+        if mask.any():
+            first = int(np.argmax(mask.ravel()))
+            raise InputError(f"{name} is a masked array with {int(mask.sum())} masked values (first at index "
+                             f"{first}): fill them or drop those rows first", name, first, None, int(mask.sum()),
+                             int(mask.size))
+        return
+    isna = getattr(x, "isna", None)
+    if callable(isna) and hasattr(x, "to_numpy"):
+        na = np.asarray(isna())
+        if na.ndim == 1 and na.any():
+            first = int(np.argmax(na))
+            raise InputError(f"{name}[{first}] is missing (NA): {int(na.sum())} of {na.size} values in {name} are "
+                             f"missing; drop those rows (or fill them) first", name, first, None, int(na.sum()),
+                             int(na.size))
+
+
+def _as_array(x: Any, name: str) -> np.ndarray:
     if x is None:
         raise TypeError(f"{name} must be an array of numbers, got None")
     if isinstance(x, (str, bytes)):
         raise TypeError(f"{name} must be an array of numbers, got {type(x).__name__}")
-    arr = np.asarray(x)
-    kind = arr.dtype.kind
-    if kind not in "biuf":
+    _missing_values(x, name)
+    if isinstance(x, np.ma.MaskedArray):
+        x = x.data
+    to_numpy = getattr(x, "to_numpy", None)
+    if callable(to_numpy) and not isinstance(x, np.ndarray):
+        try:  # pandas extension arrays (nullable Float64/Int64/boolean, Arrow): numbers, no NA left
+            arr = np.asarray(to_numpy())
+        except (TypeError, ValueError):
+            arr = np.asarray(x)
+    else:
+        arr = np.asarray(x)
+    if arr.dtype.kind == "O":
+        # Python objects: bools and numbers are read as such; None is a missing
+        # value; anything else is named.
+        missing = np.equal(arr, None)
+        if np.any(missing):
+            first = int(np.argmax(missing.ravel()))
+            raise InputError(f"{name}[{first}] is missing (None): {int(missing.sum())} of {missing.size} values in "
+                             f"{name} are missing; drop those rows (or fill them) first", name, first, None,
+                             int(missing.sum()), int(missing.size))
+        try:
+            arr = arr.astype(np.float64)
+        except (TypeError, ValueError):
+            flat = arr.ravel()
+            bad = next(i for i, v in enumerate(flat) if not isinstance(v, (numbers.Real, np.bool_, bool)))
+            raise TypeError(f"{name} must be an array of real numbers, got {type(flat[bad]).__name__} "
+                            f"{flat[bad]!r} at index {bad}") from None
+    return arr
+
+
+def as_1d(x: Any, name: str, accepted: tuple) -> np.ndarray:
+    """A 1-D array of real numbers, read in place when its dtype is one of `accepted`."""
+    arr = _as_array(x, name)
+    if arr.dtype.kind not in "biuf":
         raise TypeError(f"{name} must be an array of real numbers, got dtype {arr.dtype}")
     if arr.ndim != 1:
         raise ValueError(f"{name} must be 1-D, got shape {arr.shape}")
@@ -32,74 +100,56 @@ def _as_1d(x: Any, name: str, accepted: tuple) -> np.ndarray:
     return arr
 
 
-def rows(f: Any, y: Any, weights: Any = None) -> tuple:
+def predictions(f: Any) -> np.ndarray:
+    return as_1d(f, "f", _PRED_DTYPES)
+
+
+def rows(f: Any, y: Any, weights: Any = None, allow_empty: bool = False) -> tuple:
     """Returns (f, y, weights) as 1-D arrays the core reads without copying."""
-    f_arr = _as_1d(f, "f", _PRED_DTYPES)
-    y_arr = _as_1d(y, "y", _LABEL_DTYPES)
-    w_arr = None if weights is None else _as_1d(weights, "weights", _WEIGHT_DTYPES)
-    if f_arr.shape[0] == 0:
-        raise ValueError("f is empty: at least one prediction is needed")
+    f_arr = predictions(f)
+    y_arr = as_1d(y, "y", _LABEL_DTYPES)
+    w_arr = None if weights is None else as_1d(weights, "weights", _WEIGHT_DTYPES)
+    if f_arr.shape[0] == 0 and not allow_empty:
+        raise InputError("f is empty: at least one prediction is needed", "f", size=0)
     if y_arr.shape != f_arr.shape:
-        raise ValueError(f"f and y must have the same length, got f.shape={f_arr.shape} and y.shape={y_arr.shape}")
+        raise InputError(f"f and y must have the same length, got f.shape={f_arr.shape} and y.shape={y_arr.shape}",
+                         "y", size=y_arr.shape[0])
     if w_arr is not None and w_arr.shape != f_arr.shape:
-        raise ValueError(
-            f"f and weights must have the same length, got f.shape={f_arr.shape} and weights.shape={w_arr.shape}"
-        )
+        raise InputError(f"f and weights must have the same length, got f.shape={f_arr.shape} and "
+                         f"weights.shape={w_arr.shape}", "weights", size=w_arr.shape[0])
     return f_arr, y_arr, w_arr
 
 
-def checked_rows(f: Any, y: Any, weights: Any = None, clip: Any = False, n_threads: Optional[int] = None) -> tuple:
-    """(f, y, weights, total_weight) after the core's value checks, for code that
-    then works on the rows in numpy: the same errors and messages as the
-    scoring functions, from one fast fused pass."""
-    from . import _core
-
-    f, y, w = rows(f, y, weights)
-    lo, hi = clip_range(clip)
-    total = _core.check_rows(f, y, w, lo, hi, threads(n_threads))
-    return f, y, w, total
-
-
-def checked_predictions(f: Any, clip: Any = False) -> np.ndarray:
-    """Predictions alone after the core's value checks (labels: a zero-stride view of 0)."""
-    from . import _core
-
-    arr = _as_1d(f, "f", _PRED_DTYPES)
-    if arr.shape[0] == 0:
-        raise ValueError("f is empty: at least one prediction is needed")
-    lo, hi = clip_range(clip)
-    _core.check_rows(arr, np.broadcast_to(np.uint8(0), arr.shape), None, lo, hi, 0)
-    return arr
-
-
 def clip_range(clip: Any) -> tuple:
-    """The accepted prediction range for the ``clip`` argument.
+    """The accepted prediction range for ``clip``.
 
-    False: [0, 1] exactly. True: any finite value, clamped into [0, 1].
-    A number tol >= 0: values in [-tol, 1 + tol] are clamped, others refused.
+    False: [0, 1] exactly. True: [-0.01, 1.01] (:data:`CLIP_TOLERANCE`),
+    clamped into [0, 1]. A float ``tol >= 0``: [-tol, 1 + tol], clamped.
+    Integers are refused as ambiguous (``clip=1`` reads as a tolerance of 1,
+    a unit's width, not as True).
     """
-    if clip is False or clip is None:
-        return 0.0, 1.0
-    if clip is True:
-        return -np.finfo(np.float64).max, np.finfo(np.float64).max
-    try:
-        tol = float(clip)
-    except (TypeError, ValueError):
-        raise TypeError(f"clip must be a bool or a non-negative number, got {clip!r}") from None
+    if clip is None or isinstance(clip, (bool, np.bool_)):
+        tol = CLIP_TOLERANCE if clip else 0.0
+        return -tol, 1.0 + tol
+    if isinstance(clip, (numbers.Integral, np.integer)):
+        raise TypeError(f"clip must be a bool or a float tolerance, got the integer {clip!r}: pass clip=True to "
+                        f"clamp values within {CLIP_TOLERANCE} of [0, 1], or clip={float(clip)!r} for a tolerance "
+                        f"of {float(clip)!r}")
+    tol = real(clip, "clip", "a bool or a non-negative float tolerance")
     if not (tol >= 0.0 and np.isfinite(tol)):
         raise ValueError(f"clip must be a bool or a non-negative finite number, got {clip!r}")
     return -tol, 1.0 + tol
 
 
 def threads(n: Optional[int]) -> int:
-    """0 means all cores for the core; validate what the caller passed."""
+    """0 means all CPUs this process may use; more than that are capped by the core."""
     if n is None:
         return 0
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
+    if isinstance(n, (bool, np.bool_)) or not isinstance(n, (int, np.integer)):
         raise TypeError(f"threads must be an int or None, got {n!r}")
     if n < 1:
-        raise ValueError(f"threads must be >= 1 (or None for all {os.cpu_count()} cores), got {n}")
-    return int(n)
+        raise ValueError(f"threads must be >= 1 (or None for all CPUs), got {n}")
+    return int(min(n, 1 << 30))
 
 
 def real(x: Any, name: str, what: str = "a number") -> float:
@@ -133,3 +183,102 @@ def metric(m: Any) -> str:
     if m not in ("l1", "logit"):
         raise ValueError(f"metric must be 'l1' or 'logit', got {m!r}")
     return m
+
+
+def weight_kind(kind: Any) -> str:
+    if kind not in ("importance", "frequency"):
+        raise ValueError(f"weight_kind must be 'importance' or 'frequency', got {kind!r}")
+    return kind
+
+
+def level(value: Any) -> float:
+    v = real(value, "level", "a number in (0, 1)")
+    if not 0.0 < v < 1.0:
+        raise ValueError(f"level must be in (0, 1), got {value!r}")
+    return v
+
+
+def seed(value: Any) -> int:
+    """An explicit 64-bit seed, or fresh entropy (which the result records)."""
+    if value is None:
+        return int(np.random.SeedSequence().entropy % (1 << 64))
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"seed must be an int in [0, 2**64) or None, got {value!r}")
+    if not 0 <= value <= MAX_SEED:
+        raise ValueError(f"seed must be in [0, 2**64), got {value}")
+    return int(value)
+
+
+def choice(value: Any, name: str, allowed: tuple) -> str:
+    """One of `allowed` (strings), or a TypeError/ValueError naming them."""
+    names = [repr(a) for a in allowed]
+    options = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " or " + names[-1]
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be a str ({options}), got {value!r}")
+    if value not in allowed:
+        raise ValueError(f"{name} must be {options}, got {value!r}")
+    return value
+
+
+def positive(value: Any, name: str, minimum: float = 0.0, below: Optional[float] = None) -> float:
+    """A finite number > minimum (≥ minimum when minimum > 0) and < ``below``."""
+    x = real(value, name)
+    ok = np.isfinite(x) and (x >= minimum if minimum > 0 else x > 0) and (below is None or x < below)
+    if not ok:
+        bounds = f">= {minimum:g}" if minimum > 0 else "> 0"
+        if below is not None:
+            bounds += f" and < {below:g}"
+        raise ValueError(f"{name} must be a finite number {bounds}, got {value!r}")
+    return x
+
+
+def flag(value: Any, name: str) -> bool:
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be a bool, got {value!r}")
+    return bool(value)
+
+
+# --- Hints for refused values ---------------------------------------------------------------
+
+def _finite_range(a: np.ndarray):
+    finite = a[np.isfinite(a)] if a.dtype.kind == "f" else a
+    if finite.size == 0:
+        return None
+    return float(finite.min()), float(finite.max())
+
+
+def _is_binary(a: np.ndarray) -> bool:
+    return a.dtype.kind == "b" or bool(np.all((a == 0) | (a == 1)))
+
+
+def with_hint(err: InputError, f: np.ndarray, y: np.ndarray, clip: Any = False) -> InputError:
+    """The core's error with what the values suggest added: percentages,
+    logits, −1/+1 labels, or f and y swapped. Computed on the error path only."""
+    hint = None
+    if err.argument == "f":
+        span = _finite_range(f)
+        if span is not None:
+            lo, hi = span
+            all_finite = f.dtype.kind != "f" or bool(np.all(np.isfinite(f)))
+            above = float(np.mean(f > 1.0))
+            if all_finite and lo >= -CLIP_TOLERANCE and hi <= 1.0 + CLIP_TOLERANCE:
+                if clip_range(clip) == (0.0, 1.0):
+                    hint = f"pass clip=True to clamp values within {CLIP_TOLERANCE} of [0, 1]"
+            elif lo >= 0.0 and 1.0 < hi <= 100.0 and (hi > 5.0 or above > 0.5):
+                hint = f"values up to {hi:g} look like percentages: divide them by 100"
+            elif lo < 0.0 and hi > 1.0:
+                hint = ("values below 0 and above 1 look like logits (log-odds): apply the logistic function "
+                        "(scipy.special.expit) first; metric='logit' still takes probabilities")
+    elif err.argument == "y":
+        span = _finite_range(y)
+        if span is not None:
+            lo, hi = span
+            if np.all((y == -1) | (y == 1)):
+                hint = "labels -1/+1: pass y > 0 (or (y + 1) // 2) for 0/1 labels"
+            elif lo >= 0.0 and hi <= 1.0 and _is_binary(f):
+                hint = ("y holds probabilities and f holds 0/1 values: the arguments look swapped; smoothece takes "
+                        "(f, y) = (predictions, labels), unlike scikit-learn's (y_true, y_prob)")
+    if hint is None:
+        return err
+    return InputError(f"{err}; {hint}", err.argument, -1 if err.index is None else err.index, err.value, err.count,
+                      err.size)

@@ -28,7 +28,9 @@ from typing import Any, Optional, Union
 import numpy as np
 
 from . import _validate
-from ._diagram import _count, _frozen
+from ._summary import checked_rows as _rows
+from ._util import append_doc, filled_curve
+from ._util import frozen as _frozen
 
 ArrayLike = Any
 
@@ -54,37 +56,9 @@ LAPLACE_MIN_BANDWIDTH = 1e-6
 _LAPLACE_BLOCK = 600.0
 
 
-def _rows(f: ArrayLike, y: ArrayLike, weights: ArrayLike, clip: Union[bool, float]):
-    """Rows checked by the core (same errors as :func:`smoothece.smece`), as float64
-    ``f`` (clamped when ``clip`` allows), ``y``, ``w`` (None = unit) and the total weight."""
-    f, y, w, total = _validate.checked_rows(f, y, weights, clip)
-    lo, hi = _validate.clip_range(clip)
-    f = np.clip(f, 0.0, 1.0, dtype=np.float64) if (lo < 0.0 or hi > 1.0) else f.astype(np.float64, copy=False)
-    if w is not None:
-        w = w.astype(np.float64, copy=False)
-    return f, y, w, total
-
-
-def _choice(value: Any, name: str, allowed: tuple) -> str:
-    names = [repr(a) for a in allowed]
-    options = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " or " + names[-1]
-    if not isinstance(value, str):
-        raise TypeError(f"{name} must be a str ({options}), got {value!r}")
-    if value not in allowed:
-        raise ValueError(f"{name} must be {options}, got {value!r}")
-    return value
-
-
-def _positive(value: Any, name: str, minimum: float = 0.0, below: Optional[float] = None) -> float:
-    """A finite number > minimum (≥ minimum when minimum > 0) and < ``below``."""
-    x = _validate.real(value, name)
-    ok = np.isfinite(x) and (x >= minimum if minimum > 0 else x > 0) and (below is None or x < below)
-    if not ok:
-        bounds = f">= {minimum:g}" if minimum > 0 else "> 0"
-        if below is not None:
-            bounds += f" and < {below:g}"
-        raise ValueError(f"{name} must be a finite number {bounds}, got {value!r}")
-    return x
+_count = _validate.count
+_choice = _validate.choice
+_positive = _validate.positive
 
 
 def _seed_required(seed: Any) -> int:
@@ -286,7 +260,7 @@ def binned_calibration(
     )
 
 
-binned_calibration.__doc__ += _BINS_DOC
+append_doc(binned_calibration, _BINS_DOC)
 
 
 def binned_ece(
@@ -335,7 +309,7 @@ def binned_ece(
     return _Binned(f, y, w, total, n_bins, strategy).ece(norm)
 
 
-binned_ece.__doc__ += _BINS_DOC
+append_doc(binned_ece, _BINS_DOC)
 
 
 def binned_ece_upper(
@@ -408,8 +382,7 @@ def debiased_ece(
     """
     n_bins = _count(n_bins, "n_bins", 1)
     strategy = _choice(strategy, "strategy", _STRATEGIES)
-    if not isinstance(squared, (bool, np.bool_)):
-        raise TypeError(f"squared must be a bool, got {squared!r}")
+    _validate.flag(squared, "squared")
     f, y, w, total = _rows(f, y, weights, clip)
     b = _Binned(f, y, w, total, n_bins, strategy)
     if w is None:
@@ -428,7 +401,7 @@ def debiased_ece(
     return float(np.sqrt(max(value, 0.0)))
 
 
-debiased_ece.__doc__ += _BINS_DOC
+append_doc(debiased_ece, _BINS_DOC)
 
 
 # --------------------------------------------------------------------------
@@ -470,19 +443,6 @@ class BrierDecomposition:
 
 def _wmean(values: np.ndarray, w: Optional[np.ndarray], total: float) -> float:
     return float((np.sum(values) if w is None else np.dot(w, values)) / total)
-
-
-def _filled_curve(mesh: np.ndarray, mu: np.ndarray) -> np.ndarray:
-    """``mu`` with NaN stretches replaced by the nearest valid value on the mesh."""
-    valid = np.flatnonzero(~np.isnan(mu))
-    if valid.size == mu.size:
-        return np.array(mu, dtype=np.float64)
-    if valid.size == 0:  # pragma: no cover - the core always has data somewhere
-        raise ValueError("the smoothed regression is undefined everywhere")
-    pos = np.clip(np.searchsorted(valid, np.arange(mu.size)), 1, max(valid.size - 1, 1))
-    left, right = valid[np.maximum(pos - 1, 0)], valid[np.minimum(pos, valid.size - 1)]
-    nearest = np.where(np.abs(mesh[right] - mesh) < np.abs(mesh - mesh[left]), right, left)
-    return np.asarray(mu, dtype=np.float64)[nearest]
 
 
 def brier_decomposition(
@@ -528,8 +488,7 @@ def brier_decomposition(
     """
     n_bins = _count(n_bins, "n_bins", 1)
     strategy = _choice(strategy, "strategy", _STRATEGIES)
-    if not isinstance(smooth, (bool, np.bool_)):
-        raise TypeError(f"smooth must be a bool, got {smooth!r}")
+    _validate.flag(smooth, "smooth")
     f, y, w, total = _rows(f, y, weights, clip)
     yf = y.astype(np.float64, copy=False)
     resid = f - yf
@@ -538,10 +497,10 @@ def brier_decomposition(
     uncertainty = base * (1.0 - base)
     n = int(f.shape[0])
     if smooth:
-        from ._diagram import reliability_diagram
+        from .diagram import reliability_diagram
 
         diag = reliability_diagram(f, y, weights=w, n_boot=0, seed=0, sample_size=0)
-        g = np.clip(np.interp(f, diag.mesh, _filled_curve(diag.mesh, diag.mu)), 0.0, 1.0)
+        g = np.clip(np.interp(f, diag.mesh, filled_curve(diag.mesh, diag.mu)), 0.0, 1.0)
         reliability = _wmean((f - g) ** 2, w, total)
         resolution = _wmean((g - base) ** 2, w, total)
         remainder = brier - (reliability - resolution + uncertainty)

@@ -25,8 +25,9 @@ import numpy as np
 
 from . import _validate
 from ._api import smece as _smece
-from ._diagram import ReliabilityDiagram
-from ._diagram import reliability_diagram as _reliability_diagram
+from ._util import frozen as _frozen
+from .diagram import ReliabilityDiagram
+from .diagram import reliability_diagram as _reliability_diagram
 
 ArrayLike = Any
 
@@ -120,7 +121,7 @@ def _weights(weights: Any, n: int, name: str) -> Optional[np.ndarray]:
     """Type and length only; the core checks the values (and names the index)."""
     if weights is None:
         return None
-    w = _validate._as_1d(weights, "weights", (np.dtype(np.float32), np.dtype(np.float64)))
+    w = _validate.as_1d(weights, "weights", (np.dtype(np.float32), np.dtype(np.float64)))
     if w.shape[0] != n:
         raise ValueError(f"weights has length {w.shape[0]} but {name} has {n} rows")
     return w
@@ -380,12 +381,6 @@ def top_label_diagram(
 # ----------------------------------------------------------------------------
 # class-wise (one-vs-rest) calibration
 # ----------------------------------------------------------------------------
-def _frozen(a: np.ndarray) -> np.ndarray:
-    a = np.asarray(a)
-    a.flags.writeable = False
-    return a
-
-
 @dataclass(frozen=True, repr=False)
 class ClasswiseResult:
     """Class-wise (one-vs-rest) SmoothECE of a multiclass model.

@@ -240,7 +240,7 @@ def plot_reliability_diagram(f, y, ax=None, **kw):
     matplotlib.axes.Axes
         The Axes drawn on.
     """
-    from ._diagram import reliability_diagram
+    from .diagram import reliability_diagram
 
     compute = {k: v for k, v in kw.items() if k in _COMPUTE_KEYS}
     style = {k: v for k, v in kw.items() if k not in _COMPUTE_KEYS}

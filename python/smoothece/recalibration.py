@@ -20,8 +20,12 @@ import numpy as np
 
 from . import _validate
 from ._api import smece
-from ._diagram import _count, _level, _seed, reliability_diagram
-from .measures import _choice, _filled_curve, _rows
+from ._summary import checked_predictions
+from ._summary import checked_rows as _rows
+from ._util import filled_curve as _filled_curve
+from .diagram import reliability_diagram
+
+_count, _level, _seed, _choice = _validate.count, _validate.level, _validate.seed, _validate.choice
 
 __all__ = ["SmoothCalibrator", "NotFittedError", "isotonic_fit"]
 
@@ -293,8 +297,7 @@ class SmoothCalibrator:
     def _inputs(self, f: ArrayLike) -> np.ndarray:
         if not self.__sklearn_is_fitted__():
             raise NotFittedError("this SmoothCalibrator is not fitted yet: call fit(f, y) first")
-        arr = _validate.checked_predictions(_predictions(f), self.clip)
-        return np.clip(arr, 0.0, 1.0, dtype=np.float64)
+        return checked_predictions(_predictions(f), self.clip)
 
     def predict(self, f: ArrayLike) -> np.ndarray:
         """Recalibrated probabilities μ̂(f), in [0, 1], shape (n,).

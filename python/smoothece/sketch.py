@@ -1,11 +1,11 @@
 """CalibrationSketch: a mergeable, serializable summary of predictions and outcomes.
 
-The sketch is the sufficient statistic of the SmoothECE (DESIGN.md §2): per
-node of a uniform grid on [0, 1], the sums of w·(y − f), w and w·y, binned
-with cubic moments, plus counts of rows per (cell, label) for resampling. It
-has a fixed size whatever the number of rows, adds up exactly across
-batches, threads and machines, and answers every question the array
-functions answer.
+The sketch is the summary every answer comes from (DESIGN.md §2), with a
+public face: batches are added to it, sketches merge exactly (across
+threads, workers, machines and time windows), and it serializes to
+versioned, checksummed bytes. Its memory grows with what it holds: while the
+rows take few distinct predictions it keeps them exactly; beyond that, its
+grid. It answers every question the array functions answer.
 """
 
 from __future__ import annotations
@@ -14,39 +14,38 @@ import warnings
 from typing import Optional, Union
 
 from . import _core, _validate
-from ._diagram import (
-    BootstrapResult,
-    CalibrationTest,
-    ReliabilityDiagram,
-    _make_bootstrap,
-    _make_diagram,
-    _make_test,
-    _SketchSource,
-)
+from ._errors import InputError, ResolutionWarning
+from ._typing import ArrayLike
+from ._util import sigma_star
+from .diagram import ReliabilityDiagram, make_diagram
+from .resampling import BootstrapResult, CalibrationTest, make_bootstrap, make_test
+
+__all__ = ["CalibrationSketch", "ResolutionWarning", "DEFAULT_RESOLUTION"]
 
 #: Default resolution: 2^15 grid cells.
 DEFAULT_RESOLUTION = 1 << 15
 
 
-class ResolutionWarning(UserWarning):
-    """A bandwidth below what the sketch's grid resolves was asked for or found."""
-
-
 class CalibrationSketch:
-    """A fixed-size, mergeable summary of (prediction, outcome, weight) rows.
+    """A mergeable summary of (prediction, outcome, weight) rows.
 
     Parameters
     ----------
     resolution : int, default 2**15
-        Grid cells on [0, 1] (a power of two from 256 to 2**22). smECEσ from
-        the sketch is exact to the accuracy contract (1e-6; in practice ~1e-8)
-        for σ ≥ 16 / resolution, i.e. σ ≥ 0.0005 at the default, which covers
-        the contract's σ ≥ 0.002. Below that the result carries a
-        :class:`ResolutionWarning` and an error of order (16 / (resolution·σ))⁴
-        relative. Resampling uses at most resolution / 2 cells (fewer when σ is
-        large, as for the arrays: rows move by at most σ/32): each row moves by at
-        most 1 / resolution. Memory: about 48·resolution bytes (1.5 MB at the
+        Grid intervals once the sketch holds many distinct predictions (a
+        power of two from 256 to 2**22). Until then (up to resolution/2
+        distinct predictions) the sketch keeps every distinct prediction,
+        rounded to 2^-40, with its rows and weights per label: its answers
+        are those of the rows themselves, at every σ, and its bytes grow with
+        the rows (about 5 bytes a row without weights). On the grid, smECEσ
+        is exact to the accuracy contract (1e-6; in practice ~1e-8) for
+        σ ≥ 16 / resolution, i.e. σ ≥ 0.0005 at the default; below that the
+        sketch says what it can prove (a bound) with a
+        :class:`ResolutionWarning`. Resampling draws per cell of resolution/8
+        cells. Memory on the grid: about 40·resolution bytes (1.3 MB at the
         default), whatever the number of rows.
+    metric : {"l1", "logit"}, default "l1"
+        As in :func:`smoothece.smece`; fixed for the sketch's life.
 
     Notes
     -----
@@ -66,25 +65,31 @@ class CalibrationSketch:
 
     __slots__ = ("_sketch",)
 
-    def __init__(self, resolution: int = DEFAULT_RESOLUTION):
+    def __init__(self, resolution: int = DEFAULT_RESOLUTION, metric: str = "l1"):
         if isinstance(resolution, bool) or not isinstance(resolution, int):
             raise TypeError(f"resolution must be an int (a power of two), got {resolution!r}")
-        self._sketch = _core.Sketch(resolution)
+        self._sketch = _core.Sketch(_validate.metric(metric), resolution)
 
     # -- building -------------------------------------------------------------
-    def update(self, f, y, weights=None, *, clip: Union[bool, float] = False, threads: Optional[int] = None):
+    def update(self, f: ArrayLike, y: ArrayLike, weights: Optional[ArrayLike] = None, *,
+               clip: Union[bool, float] = False, threads: Optional[int] = None) -> "CalibrationSketch":
         """Adds a batch of rows, with the input contract of :func:`smoothece.smece`.
 
-        O(batch); a batch with a bad row raises ``ValueError`` and adds nothing.
+        O(batch), one checked pass; a batch with a bad row raises
+        :class:`smoothece.InputError` and adds nothing. Refuses (and adds
+        nothing) when the row count or the total weight would overflow.
         Returns the sketch, so updates can be chained.
         """
-        f, y, w = _validate.rows(f, y, weights)
+        f, y, w = _validate.rows(f, y, weights, allow_empty=True)
         lo, hi = _validate.clip_range(clip)
-        self._sketch.update(f, y, w, lo, hi, _validate.threads(threads))
+        try:
+            self._sketch.update(f, y, w, lo, hi, _validate.threads(threads))
+        except InputError as err:
+            raise _validate.with_hint(err, f, y, clip) from None
         return self
 
     def merge(self, other: "CalibrationSketch") -> "CalibrationSketch":
-        """Adds another sketch (of the same resolution) into this one; returns self."""
+        """Adds another sketch (of the same resolution and metric) into this one; returns self."""
         if not isinstance(other, CalibrationSketch):
             raise TypeError(f"can only merge a CalibrationSketch, got {type(other).__name__}")
         self._sketch.merge(other._sketch)
@@ -112,7 +117,8 @@ class CalibrationSketch:
 
     @classmethod
     def from_bytes(cls, data: bytes) -> "CalibrationSketch":
-        """Reads :meth:`to_bytes` output. Truncated, corrupted or foreign bytes raise ``ValueError``."""
+        """Reads :meth:`to_bytes` output. Truncated, altered, inconsistent or
+        foreign bytes raise ``ValueError`` ("corrupt sketch: ...")."""
         if not isinstance(data, (bytes, bytearray, memoryview)):
             raise TypeError(f"data must be bytes, got {type(data).__name__}")
         out = cls.__new__(cls)
@@ -130,8 +136,8 @@ class CalibrationSketch:
     # -- properties -----------------------------------------------------------
     @property
     def n(self) -> int:
-        """Rows added."""
-        return self._sketch.count
+        """Rows added (zero-weight rows included)."""
+        return self._sketch.rows
 
     @property
     def total_weight(self) -> float:
@@ -139,7 +145,16 @@ class CalibrationSketch:
 
     @property
     def resolution(self) -> int:
-        return self._sketch.intervals
+        return self._sketch.resolution
+
+    @property
+    def metric(self) -> str:
+        return self._sketch.metric
+
+    @property
+    def exact(self) -> bool:
+        """Whether the sketch still keeps every distinct prediction (its answers are the rows')."""
+        return self._sketch.exact
 
     @property
     def nbytes(self) -> int:
@@ -148,44 +163,52 @@ class CalibrationSketch:
 
     @property
     def min_sigma(self) -> float:
-        """The smallest σ evaluated to the accuracy contract: 16 / resolution."""
-        return self._sketch.min_sigma
+        """The smallest σ its grid evaluates to the accuracy contract: 16 / resolution
+        (times the logit grid's span for metric="logit"); 0 while it is exact."""
+        if self.exact:
+            return 0.0
+        return self._sketch.analysis().min_sigma
 
     def __repr__(self) -> str:
-        return (f"CalibrationSketch(n={self.n}, total_weight={self.total_weight:.6g}, resolution={self.resolution}, "
-                f"nbytes={self.nbytes})")
+        form = "exact" if self.exact else f"grid of {self.resolution}"
+        return (f"CalibrationSketch(n={self.n}, total_weight={self.total_weight:.6g}, metric={self.metric!r}, "
+                f"{form}, nbytes={self.nbytes})")
 
     # -- answers --------------------------------------------------------------
-    def smece(self) -> float:
-        """The SmoothECE σ* of all rows added."""
-        sigma, resolved = self._sketch.smece()
-        if not resolved:
-            warnings.warn(
-                f"the SmoothECE is below {self.min_sigma:.3g}, the smallest bandwidth this sketch's resolution "
-                f"({self.resolution}) resolves; the value {sigma:.3g} is a rough estimate. Use a larger resolution.",
-                ResolutionWarning, stacklevel=2,
-            )
-        return sigma
+    def smece(self, *, threads: Optional[int] = None) -> float:
+        """The SmoothECE σ* of all rows added (a bound, with a warning, below the grid)."""
+        return sigma_star(self._sketch.analysis(), _validate.threads(threads))
 
-    def smece_sigma(self, sigma: float) -> float:
-        """smECEσ of all rows added."""
+    def smece_sigma(self, sigma: float, *, threads: Optional[int] = None) -> float:
+        """smECEσ of all rows added. Below the grid's resolution the value is a
+        lower bound (smECEσ is non-increasing in σ), with a warning."""
         s = _validate.sigma(sigma)
-        if s < self.min_sigma:
-            warnings.warn(f"sigma={s:.3g} is below {self.min_sigma:.3g}, the smallest bandwidth this sketch "
-                          f"resolves to the accuracy contract", ResolutionWarning, stacklevel=2)
-        return self._sketch.smece_sigma(s)
+        value, resolved = self._sketch.analysis().smece_sigma(s, _validate.threads(threads))
+        if not resolved:
+            warnings.warn(f"sigma={s:.3g} is below {self.min_sigma:.3g}, the smallest bandwidth this sketch's grid "
+                          f"resolves: smECE_sigma is at least {value:.6g} (its value there)", ResolutionWarning,
+                          stacklevel=2)
+        return value
 
     def reliability_diagram(self, *, sigma=None, n_boot=1000, level=0.95, seed=None, consistency=False,
-                            n_sim=1000, sample_size=1000, threads=None) -> ReliabilityDiagram:
+                            n_sim=1000, sample_size=1000, weight_kind="importance",
+                            threads=None) -> ReliabilityDiagram:
         """As :func:`smoothece.reliability_diagram`, from the sketch alone (tick marks are drawn
-        from the cell counts, at each cell's mean prediction)."""
-        return _make_diagram(_SketchSource(self._sketch, threads), sigma, n_boot, level, seed, consistency, n_sim,
-                             sample_size)
+        from its distinct predictions, or from its cells at their mean prediction)."""
+        fixed = None if sigma is None else _validate.sigma(sigma)
+        return make_diagram(self._sketch.analysis(), metric=self.metric, sigma=fixed, n_boot=n_boot, level=level,
+                            seed=seed, consistency=consistency, n_sim=n_sim, sample_size=sample_size,
+                            weight_kind=weight_kind, threads=threads)
 
-    def bootstrap_smece(self, *, n_boot=1000, level=0.95, seed=None, sigma=None, threads=None) -> BootstrapResult:
+    def bootstrap_smece(self, *, n_boot=1000, level=0.95, seed=None, sigma=None, weight_kind="importance",
+                        threads=None) -> BootstrapResult:
         """As :func:`smoothece.bootstrap_smece` (cell method), from the sketch alone."""
-        return _make_bootstrap(_SketchSource(self._sketch, threads), n_boot, level, seed, sigma)
+        fixed = None if sigma is None else _validate.sigma(sigma)
+        return make_bootstrap(self._sketch.analysis(), n_boot=n_boot, level=level, seed=seed, sigma=fixed,
+                              weight_kind=weight_kind, threads=threads)
 
-    def calibration_test(self, *, n_sim=1000, seed=None, level=0.95, threads=None) -> CalibrationTest:
+    def calibration_test(self, *, n_sim=1000, seed=None, level=0.95, weight_kind="importance",
+                         threads=None) -> CalibrationTest:
         """As :func:`smoothece.calibration_test`, from the sketch alone."""
-        return _make_test(_SketchSource(self._sketch, threads), n_sim, seed, level)
+        return make_test(self._sketch.analysis(), n_sim=n_sim, seed=seed, level=level, weight_kind=weight_kind,
+                         threads=threads)

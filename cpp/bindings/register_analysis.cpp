@@ -1,0 +1,94 @@
+#include "pybind11.hpp"
+
+#include "analysis.hpp"
+
+namespace smoothece::bind {
+
+namespace {
+
+py::dict curves_to_dict(DiagramCurves&& c) {
+    py::dict d;
+    d["sigma"] = c.sigma;
+    d["smece_sigma"] = c.smece_sigma;
+    d["smece_tilde"] = c.smece_tilde;
+    d["total_weight"] = c.total_weight;
+    d["rows"] = c.rows;
+    d["mesh"] = to_numpy(std::move(c.mesh));
+    d["density"] = to_numpy(std::move(c.density));
+    d["density_positive"] = to_numpy(std::move(c.density_positive));
+    d["density_negative"] = to_numpy(std::move(c.density_negative));
+    d["mu"] = to_numpy(std::move(c.mu));
+    return d;
+}
+
+ResampleKind as_kind(const std::string& kind) {
+    if (kind == "bootstrap") return ResampleKind::Bootstrap;
+    if (kind == "consistency") return ResampleKind::Consistency;
+    throw py::value_error("kind must be 'bootstrap' or 'consistency', got '" + kind + "'");
+}
+
+WeightKind as_weight_kind(const std::string& kind) {
+    if (kind == "importance") return WeightKind::Importance;
+    if (kind == "frequency") return WeightKind::Frequency;
+    throw py::value_error("weights must be 'importance' or 'frequency', got '" + kind + "'");
+}
+
+}  // namespace
+
+void register_analysis(py::module_& m) {
+    // Analysis methods release the GIL; an Analysis is used by one Python call at a time.
+    py::class_<Analysis>(m, "Analysis")
+        .def("smece",
+             [](Analysis& a, std::int64_t threads) {
+                 const SigmaStar s = without_gil([&] { return a.smece(threads); });
+                 return py::make_tuple(s.sigma, s.resolved, s.lower, s.upper);
+             })
+        .def("smece_sigma",
+             [](Analysis& a, double sigma, std::int64_t threads) {
+                 const SmeceValue v = without_gil([&] { return a.smece_sigma(sigma, threads); });
+                 return py::make_tuple(v.value, v.resolved);
+             })
+        .def("curves",
+             [](Analysis& a, double sigma, std::int64_t mesh_intervals, std::int64_t threads) {
+                 return curves_to_dict(without_gil([&] { return a.curves(sigma, mesh_intervals, threads); }));
+             })
+        .def("replicates",
+             [](Analysis& a, const std::string& kind, std::int64_t count, std::uint64_t seed, double band_sigma,
+                std::int64_t mesh_intervals, const std::string& weights, bool at_band, std::int64_t threads) {
+                 const ResampleKind k = as_kind(kind);
+                 const WeightKind w = as_weight_kind(weights);
+                 Replicates reps =
+                     without_gil([&] { return a.replicates(k, count, seed, band_sigma, mesh_intervals, w, at_band, threads); });
+                 const auto rows = static_cast<py::ssize_t>(reps.sigma_star.size());
+                 py::array_t<double> mu = to_numpy(std::move(reps.mu));
+                 return py::make_tuple(to_numpy(std::move(reps.sigma_star)), to_numpy(std::move(reps.smece_at_band)),
+                                       mu.reshape({rows, static_cast<py::ssize_t>(reps.mesh_points)}), reps.unresolved);
+             })
+        .def("sample",
+             [](Analysis& a, std::int64_t size, std::uint64_t seed) {
+                 std::vector<double> f, y;
+                 without_gil([&] { a.sample(size, seed, f, y); });
+                 return py::make_tuple(to_numpy(std::move(f)), to_numpy(std::move(y)));
+             })
+        .def_property_readonly("rows", [](const Analysis& a) { return a.summary().rows; })
+        .def_property_readonly("total_weight", [](const Analysis& a) { return a.summary().total_weight(); })
+        .def_property_readonly("min_sigma",
+                               [](const Analysis& a) { return a.summary().min_sigma() * a.summary().mapping.span; })
+        .def_property_readonly("has_rows", &Analysis::has_rows);
+
+    m.def(
+        "summarise",
+        [](const py::array& f, const py::array& y, const std::optional<py::array>& w, double clip_lo, double clip_hi,
+           const std::string& metric, bool full, std::int64_t threads, double sigma) {
+            const Inputs in = as_inputs(f, y, w, clip_lo, clip_hi);
+            const Metric mt = as_metric(metric);
+            return without_gil(
+                [&] { return Analysis::of_rows(in, mt, full ? Content::Full : Content::Residual, threads, sigma); });
+        },
+        // The analysis reads the arrays again for a second look: they live as long as it does.
+        py::keep_alive<0, 1>(), py::keep_alive<0, 2>(), py::keep_alive<0, 3>(), py::arg("f"), py::arg("y"),
+        py::arg("weights"), py::arg("clip_lo"), py::arg("clip_hi"), py::arg("metric"), py::arg("full"),
+        py::arg("threads"), py::arg("sigma") = 0.0);
+}
+
+}  // namespace smoothece::bind

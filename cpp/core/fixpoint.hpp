@@ -1,0 +1,54 @@
+// Steps 3–4: smECEσ of a summary's residual sums, and the fixpoint
+// σ* = smECE_{σ*} (Definition 3 of the paper).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <vector>
+
+#include "smoothing.hpp"
+
+namespace smoothece {
+
+// ∫₀¹ |r̂σ| (times the total weight) of residual node masses at any σ the
+// grid resolves: each σ on the coarsest nested grid with ≥ kNodesPerSigma
+// nodes per σ, each level's spectrum computed once.
+class ResidualLevels {
+public:
+    ResidualLevels(std::vector<double> nodes, std::int64_t intervals);
+
+    double integral(double sigma);  // σ in grid units, ≥ min_sigma()
+    double min_sigma() const;
+    std::int64_t intervals() const { return intervals_; }
+    bool all_zero() const;
+
+private:
+    const Spectrum& level(std::int64_t intervals);
+    std::vector<double> nodes_;
+    std::int64_t intervals_;
+    std::map<std::int64_t, std::unique_ptr<Spectrum>> levels_;
+    std::vector<double> values_, antiderivative_;
+};
+
+// Where σ* lies. resolved: |sigma − σ*| ≤ tol (plus the error of the
+// evaluations). Otherwise σ* is below `upper`, the smallest σ the evaluator
+// resolves, and at least `lower`; sigma = upper.
+struct Fixpoint {
+    double sigma = 0.0;
+    bool resolved = true;
+    double lower = 0.0, upper = 0.0;
+    int evaluations = 0;
+};
+
+// σ (in grid units) with smece(σ) = scale·σ, for a non-increasing smece(σ)
+// defined on [limit, ∞): g(σ) = smece(σ) − scale·σ is strictly decreasing.
+// One evaluation at `guess` brackets σ*: if g(guess) > 0, σ* ∈ (guess,
+// smece(guess)/scale], else σ* ∈ [smece(guess)/scale, guess); then Brent's
+// method to |Δσ| ≤ tol. `slope` (≈ d smece/dσ near σ*, when known, e.g. from
+// the full sample for a bootstrap replicate) makes the first step a Newton step.
+Fixpoint solve_fixpoint(const std::function<double(double)>& smece, double scale, double limit, double guess,
+                        double tol, double slope = 0.0);
+
+}  // namespace smoothece

@@ -1,0 +1,446 @@
+#include "resample.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <memory>
+#include <stdexcept>
+#include <utility>
+
+#include "curves.hpp"
+#include "fixpoint.hpp"
+#include "pool.hpp"
+#include "random.hpp"
+#include "rows.hpp"
+#include "smoothing.hpp"
+
+namespace smoothece {
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+// A replicate's σ* to about this relative precision: far below the spread of
+// the replicates (≳ 1e-2).
+constexpr double kRelativeTolerance = 1e-5;
+// A replicate's masses lie on a grid of kWorkNodesPerSigma nodes per σ at the
+// hint, and smECEσ is read off at kEvalNodesPerSigma nodes per σ: the binning
+// error, O((h/σ)⁴), stays below 1e-5 relative, far below the replicates'
+// spread. Below kMinNodesPerSigma nodes per σ of the work grid (σ* under half
+// the hint) the replicate moves to the summary's own grid.
+constexpr double kWorkNodesPerSigma = 8.0;
+constexpr double kEvalNodesPerSigma = 8.0;
+constexpr double kMinNodesPerSigma = 4.0;
+// Resampling groups are at most half the hint wide: the drawn mass keeps the
+// group's profile, so a group never blurs the kernel, and the variance lost
+// to within-group positions is below (width/σ)²/24 ≈ 1% (SD 0.5%).
+constexpr double kGroupsPerSigma = 2.0;
+
+std::uint64_t stream_of(ResampleKind kind, std::int64_t replicate) {
+    return (static_cast<std::uint64_t>(kind) << 62) | static_cast<std::uint64_t>(replicate);
+}
+
+// The smallest grid size 2^k or 3·2^k (cheap for FFTW) at least v, within [lo, hi].
+std::int64_t grid_at_least(double v, std::int64_t lo, std::int64_t hi) {
+    std::int64_t g = 16;
+    while (g < hi && (static_cast<double>(g) < v || g < lo)) {
+        const std::int64_t three = g / 4 * 3;  // 3·2^(k−2) lies between 2^(k−1) and 2^k
+        if (g >= 32 && three >= lo && static_cast<double>(three) >= v) return three;
+        g *= 2;
+    }
+    return std::min(g, hi);
+}
+
+// --- Draws -------------------------------------------------------------------------
+
+// Σ wᵢEᵢ over a group (Eᵢ ~ Exp(1)) as a multiple of Σw: Gamma with mean Σw
+// and variance Σw² (importance weights) or Σw·unit (frequency weights: the
+// group holds Σw/unit rows).
+double bootstrap_factor(RandomStream& rng, double weight, double weight_sq, double unit, WeightKind kind) {
+    if (!(weight > 0.0)) return 1.0;
+    const double variance = kind == WeightKind::Frequency ? weight * unit : weight_sq;
+    const double shape = weight * weight / variance;
+    return rng.gamma(shape) / shape;
+}
+
+// The group's positive weight Σ wᵢBᵢ, Bᵢ ~ Bernoulli(f̄), as a multiple of its
+// mean f̄Σw: Binomial for equal weights (or frequency weights), else a Beta
+// with the right mean and variance f̄(1 − f̄)Σw².
+double consistency_factor(RandomStream& rng, double rows, double weight, double weight_sq, double weight_f,
+                          double unit, WeightKind kind) {
+    if (!(weight > 0.0) || !(weight_f > 0.0)) return 1.0;
+    const double p = std::min(1.0, weight_f / weight);
+    if (p >= 1.0) return 1.0;
+    double n = weight * weight / weight_sq;  // effective rows
+    if (kind == WeightKind::Frequency) n = weight / unit;
+    else if (std::fabs(n - rows) <= 1e-9 * rows) n = rows;  // equal weights: rows exactly
+    double positive;
+    if (n == std::floor(n) && n < 9.0e15) {
+        positive = static_cast<double>(rng.binomial(static_cast<std::int64_t>(n), p)) / n;
+    } else if (n <= 1.0 + 1e-12) {
+        positive = rng.uniform() < p ? 1.0 : 0.0;
+    } else {
+        positive = rng.beta(p * (n - 1.0), (1.0 - p) * (n - 1.0));
+    }
+    return positive / p;
+}
+
+// Resampling groups: runs of adjacent resampling cells of the summary, at
+// most 1/kGroupsPerSigma of the hint wide.
+struct Groups {
+    std::int64_t count = 0, per = 1, cells = 0;
+    std::vector<double> rows[2], weight[2], weight_sq[2], weight_f[2];
+
+    Groups(const ResampleCells& c, double hint) : cells(c.cells) {
+        per = std::max<std::int64_t>(1, static_cast<std::int64_t>(hint / kGroupsPerSigma * static_cast<double>(c.cells)));
+        count = (c.cells + per - 1) / per;
+        for (int y = 0; y < 2; ++y) {
+            rows[y].assign(static_cast<std::size_t>(count), 0.0);
+            weight[y].assign(static_cast<std::size_t>(count), 0.0);
+            weight_sq[y].assign(static_cast<std::size_t>(count), 0.0);
+            weight_f[y].assign(static_cast<std::size_t>(count), 0.0);
+        }
+        for (std::int64_t cell = 0; cell < c.cells; ++cell) {
+            const auto g = static_cast<std::size_t>(cell / per);
+            for (int y = 0; y < 2; ++y) {
+                const auto slot = static_cast<std::size_t>(2 * cell + y);
+                rows[y][g] += c.rows[slot];
+                weight[y][g] += c.weight[slot];
+                weight_sq[y][g] += c.weight_sq[slot];
+                weight_f[y][g] += c.weight_f[slot];
+            }
+        }
+    }
+    // The group of each node of a grid with g intervals (by the cell the node lies in).
+    std::vector<std::int32_t> of_nodes(std::int64_t g) const {
+        std::vector<std::int32_t> out(static_cast<std::size_t>(g + 1));
+        for (std::int64_t j = 0; j <= g; ++j)
+            out[static_cast<std::size_t>(j)] = static_cast<std::int32_t>(std::min(j * cells / g, cells - 1) / per);
+        return out;
+    }
+};
+
+// One replicate's draws: a factor per group (and label, for the bootstrap).
+struct Draw {
+    std::vector<double> s0, s1;  // bootstrap: per label; consistency: s1 alone
+    double total_weight = 0.0;   // the replicate's Σw (scaled)
+};
+
+Draw draw_groups(const Groups& groups, ResampleKind kind, WeightKind weights, double unit, RandomStream& rng) {
+    Draw d;
+    const auto n = static_cast<std::size_t>(groups.count);
+    d.s1.assign(n, 1.0);
+    if (kind == ResampleKind::Bootstrap) {
+        d.s0.assign(n, 1.0);
+        for (std::size_t g = 0; g < n; ++g) {
+            d.s0[g] = bootstrap_factor(rng, groups.weight[0][g], groups.weight_sq[0][g], unit, weights);
+            d.s1[g] = bootstrap_factor(rng, groups.weight[1][g], groups.weight_sq[1][g], unit, weights);
+            d.total_weight += d.s0[g] * groups.weight[0][g] + d.s1[g] * groups.weight[1][g];
+        }
+    } else {
+        for (std::size_t g = 0; g < n; ++g) {
+            d.s1[g] = consistency_factor(rng, groups.rows[0][g] + groups.rows[1][g],
+                                         groups.weight[0][g] + groups.weight[1][g],
+                                         groups.weight_sq[0][g] + groups.weight_sq[1][g],
+                                         groups.weight_f[0][g] + groups.weight_f[1][g], unit, weights);
+            d.total_weight += groups.weight[0][g] + groups.weight[1][g];
+        }
+    }
+    return d;
+}
+
+// --- The replicate of a grid summary ------------------------------------------------------
+
+// The node arrays a replicate scales, on one grid, and the group of each node.
+struct Base {
+    std::int64_t intervals = 0;
+    std::vector<double> w0, w1, f0, w1_minus_f1, f, w;  // bootstrap: w0, w1, f0, w1 − f1; consistency: f, w
+    std::vector<std::int32_t> group;
+
+    Base(const Summary& full, std::int64_t g, ResampleKind kind, const Groups& groups)
+        : intervals(g), group(groups.of_nodes(g)) {
+        const Summary s = full.restricted(g);
+        if (kind == ResampleKind::Bootstrap) {
+            w0 = s.w0;
+            w1 = s.w1;
+            f0 = s.f0;
+            w1_minus_f1.resize(s.w1.size());
+            for (std::size_t j = 0; j < s.w1.size(); ++j) w1_minus_f1[j] = s.w1[j] - s.f1[j];
+        } else {
+            f.resize(s.f0.size());
+            w.resize(s.w0.size());
+            for (std::size_t j = 0; j < f.size(); ++j) {
+                f[j] = s.f0[j] + s.f1[j];
+                w[j] = s.w0[j] + s.w1[j];
+            }
+        }
+    }
+};
+
+// The replicate's residual, label and weight masses on the base's grid.
+struct Masses {
+    std::vector<double> residual, label, weight;
+};
+
+void replicate_masses(const Base& base, const Draw& d, ResampleKind kind, bool curves, Masses& m) {
+    const auto nodes = static_cast<std::size_t>(base.intervals + 1);
+    m.residual.resize(nodes);
+    if (curves) {
+        m.label.resize(nodes);
+        m.weight.resize(nodes);
+    }
+    for (std::size_t j = 0; j < nodes; ++j) {
+        const auto grp = static_cast<std::size_t>(base.group[j]);
+        if (kind == ResampleKind::Bootstrap) {
+            const double a = d.s0[grp], b = d.s1[grp];
+            m.residual[j] = b * base.w1_minus_f1[j] - a * base.f0[j];
+            if (curves) {
+                m.label[j] = b * base.w1[j];
+                m.weight[j] = a * base.w0[j] + m.label[j];
+            }
+        } else {
+            const double s = d.s1[grp];
+            m.residual[j] = (s - 1.0) * base.f[j];
+            if (curves) {
+                m.label[j] = s * base.f[j];
+                m.weight[j] = base.w[j];
+            }
+        }
+    }
+}
+
+// smECEσ of one replicate's residual spectrum, read off a grid with
+// kEvalNodesPerSigma nodes per σ.
+double replicate_smece(const Spectrum& spectrum, double sigma, double total, std::vector<double>& r,
+                       std::vector<double>& F) {
+    const std::int64_t g = grid_at_least(kEvalNodesPerSigma / sigma, 16, kMaxIntervals);
+    r.resize(static_cast<std::size_t>(g + 1));
+    F.resize(static_cast<std::size_t>(g + 1));
+    spectrum.evaluate(sigma, r.data(), F.data(), g);
+    return integrate_abs(r.data(), F.data(), 0, g, g) / total;
+}
+
+// σ* of one replicate: g(σ) = smece(σ) − scale·σ, strictly decreasing, from
+// the hint σ0 (the pilot's σ*, close) by a Newton step with the pilot's slope
+// and then secant steps, kept inside the bracket that each evaluation gives
+// (g(x) > 0: σ* ∈ (x, smece(x)/scale]; g(x) < 0: σ* ∈ [smece(x)/scale, x)),
+// bisecting whenever a step would leave it. Stops once a step moves less
+// than kRelativeTolerance: from a start this close, 2–3 evaluations. Returns
+// σ* and whether it lies above `limit` (else σ* < limit, reported as limit).
+std::pair<double, bool> replicate_fixpoint(const std::function<double(double)>& smece, double scale, double limit,
+                                           double hint, double slope) {
+    double lo = limit, hi = 1.0 / scale;
+    double x0 = std::min(std::max(hint, lo), hi);
+    double g0 = smece(x0) - scale * x0;
+    auto narrow = [&](double x, double gx) {
+        if (gx > 0.0) {
+            lo = std::max(lo, x);
+            hi = std::min(hi, (gx + scale * x) / scale);
+        } else {
+            hi = std::min(hi, x);
+            lo = std::max(lo, (gx + scale * x) / scale);
+        }
+    };
+    narrow(x0, g0);
+    double x1 = slope != 0.0 ? x0 - g0 / (slope - scale) : 0.5 * (lo + hi);
+    if (!(x1 > lo && x1 < hi)) x1 = 0.5 * (lo + hi);
+    for (int iter = 0; iter < 60; ++iter) {
+        if (g0 == 0.0) return {x0, true};
+        if (hi - lo <= kRelativeTolerance * hi) return {0.5 * (lo + hi), true};
+        const double g1 = smece(x1) - scale * x1;
+        if (g1 == 0.0) return {x1, true};
+        narrow(x1, g1);
+        if (g1 < 0.0 && x1 <= limit) return {limit, false};
+        double x2 = x1 - g1 * (x1 - x0) / (g1 - g0);
+        if (!(x2 > lo && x2 < hi)) x2 = 0.5 * (lo + hi);
+        if (std::fabs(x2 - x1) <= kRelativeTolerance * x1) return {x2, true};
+        x0 = x1;
+        g0 = g1;
+        x1 = x2;
+    }
+    return {x1, true};
+}
+
+struct Plan {
+    const Summary* full = nullptr;
+    ResampleRequest request;
+    double hint = 0.0, slope = 0.0;
+    std::int64_t band = 0;       // the grid of the curves (as in curves_at)
+    std::int64_t band_out = 0;   // the grid the band is read off (a multiple of the mesh)
+    const Base* fine = nullptr;  // the summary's own grid, for replicates below the work grid
+};
+
+struct Outcome {
+    double sigma_star = 0.0, at_band = 0.0, slope = 0.0;
+    bool resolved = true;
+};
+
+// One replicate from its stream; its curves into `mu` (mesh points) when asked.
+Outcome run_replicate(const Plan& plan, const Groups& groups, const Base& base, std::int64_t b, double* mu,
+                      bool want_slope = false) {
+    const ResampleRequest& req = plan.request;
+    const Summary& full = *plan.full;
+    RandomStream rng(req.seed, stream_of(req.kind, b));
+    const Draw d = draw_groups(groups, req.kind, req.weights, std::ldexp(1.0, full.weight_exp), rng);
+    thread_local Masses m;
+    thread_local std::vector<double> r, F;
+    const bool curves = mu != nullptr;
+    replicate_masses(base, d, req.kind, curves, m);
+    const double total = d.total_weight;
+    const Spectrum spectrum(m.residual.data(), base.intervals);
+    std::unique_ptr<Spectrum> fine;
+    const double work_limit = kMinNodesPerSigma / static_cast<double>(base.intervals);
+    auto smece = [&](double s) {
+        if (s >= work_limit || base.intervals == full.intervals) return replicate_smece(spectrum, s, total, r, F);
+        if (!fine) {  // σ below the work grid's reach: the same draw on the summary's own grid
+            Masses fm;
+            replicate_masses(*plan.fine, d, req.kind, false, fm);
+            fine = std::make_unique<Spectrum>(fm.residual.data(), full.intervals);
+        }
+        return replicate_smece(*fine, s, total, r, F);
+    };
+    const double scale = full.mapping.span;
+    const double limit = kMinNodesPerSigma / static_cast<double>(full.intervals);
+    const auto [star, resolved] = replicate_fixpoint(smece, scale, limit, plan.hint, plan.slope);
+    Outcome out;
+    out.sigma_star = star * scale;
+    out.resolved = resolved;
+    if (req.at_band) out.at_band = smece(req.band_sigma);
+    if (want_slope) out.slope = (smece(1.01 * star) - smece(0.99 * star)) / (0.02 * star);
+    if (curves) {
+        // μ̂ at the band σ, read off at the mesh (a band-limited function: exact).
+        const auto nodes = static_cast<std::size_t>(plan.band_out + 1);
+        thread_local std::vector<double> weight, label;
+        weight.resize(nodes);
+        label.resize(nodes);
+        Spectrum(m.label.data(), base.intervals).evaluate(req.band_sigma, label.data(), nullptr, plan.band_out);
+        Spectrum(m.weight.data(), base.intervals).evaluate(req.band_sigma, weight.data(), nullptr, plan.band_out);
+        const std::vector<double> on_mesh = mu_on_mesh(weight, label, full.mapping, req.mesh_intervals);
+        std::copy(on_mesh.begin(), on_mesh.end(), mu);
+    }
+    return out;
+}
+
+}  // namespace
+
+Replicates resample(const Summary& full, const ResampleRequest& req) {
+    if (!full.full()) throw std::logic_error("resampling needs a full summary");
+    if (req.count < 1) throw std::invalid_argument("the number of replicates must be at least 1");
+    if (!(req.band_sigma > 0.0)) throw std::invalid_argument("the band bandwidth must be positive");
+    Plan plan;
+    plan.full = &full;
+    plan.request = req;
+    plan.band = std::min(full.intervals, intervals_for_sigma(req.band_sigma));
+    // The band is read off a grid with the mesh's nodes among its own.
+    const std::int64_t mesh = std::max<std::int64_t>(1, req.mesh_intervals);
+    plan.band_out = full.mapping.is_logit() || plan.band > mesh
+                        ? std::max(mesh, std::min(plan.band, intervals_for_sigma(req.band_sigma * 2.0)))
+                        : plan.band;
+    const bool curves = req.mesh_intervals > 0;
+
+    Replicates out;
+    out.sigma_star.assign(static_cast<std::size_t>(req.count), 0.0);
+    out.smece_at_band.assign(static_cast<std::size_t>(req.count), 0.0);
+    out.mesh_points = curves ? mesh_points(full.mapping, plan.band, req.mesh_intervals) : 0;
+    out.mu.assign(static_cast<std::size_t>(req.count * out.mesh_points), kNaN);
+    auto mu_of = [&](std::int64_t b) { return curves ? out.mu.data() + b * out.mesh_points : nullptr; };
+    std::vector<char> resolved(static_cast<std::size_t>(req.count), 1);
+    auto record = [&](std::int64_t b, const Outcome& o) {
+        out.sigma_star[static_cast<std::size_t>(b)] = o.sigma_star;
+        out.smece_at_band[static_cast<std::size_t>(b)] = o.at_band;
+        resolved[static_cast<std::size_t>(b)] = o.resolved;
+    };
+
+    // Replicate 0, the pilot, is solved on the summary's own grid from the
+    // full sample's σ* (bootstrap) or from the noise floor of calibrated data
+    // (consistency); its σ* and slope then seed every other replicate, whose
+    // grids are sized to it. Always the same way, so the numbers do not
+    // depend on the thread count.
+    const double scale = full.mapping.span;
+    const double limit = kMinNodesPerSigma / static_cast<double>(full.intervals);
+    const double floor = 0.3 / std::cbrt(std::max(1.0, static_cast<double>(full.positive_rows))) / scale;
+    plan.hint = std::max(req.hint > 0.0 ? req.hint : floor, limit);
+    const Groups pilot_groups(full.cells, plan.hint);
+    const Base fine(full, full.intervals, req.kind, pilot_groups);
+    plan.fine = &fine;
+    const Outcome pilot = run_replicate(plan, pilot_groups, fine, 0, mu_of(0), /*want_slope=*/true);
+    record(0, pilot);
+    plan.hint = std::max(pilot.sigma_star / scale, limit);
+    plan.slope = pilot.slope;
+
+    if (req.count > 1) {
+        const Groups groups(full.cells, plan.hint);
+        const std::int64_t work = grid_at_least(kWorkNodesPerSigma / plan.hint, 16, full.intervals);
+        const Base base(full, work, req.kind, groups);
+        const Base fine_grouped(full, full.intervals, req.kind, groups);
+        plan.fine = &fine_grouped;
+        const int nthreads = thread_count(req.threads, req.count - 1, 1);
+        parallel_for(nthreads, [&](int t) {
+            for (std::int64_t b = 1 + t; b < req.count; b += nthreads) record(b, run_replicate(plan, groups, base, b, mu_of(b)));
+        });
+    }
+    out.unresolved = std::count(resolved.begin(), resolved.end(), 0);
+    return out;
+}
+
+Replicates resample(const Atoms& atoms, const ResampleRequest& req, std::int64_t band_intervals) {
+    if (req.count < 1) throw std::invalid_argument("the number of replicates must be at least 1");
+    const bool curves = req.mesh_intervals > 0;
+    const double unit = std::ldexp(1.0, atoms.weight_exp);
+    const double scale = atoms.mapping.span;
+    Replicates out;
+    out.sigma_star.assign(static_cast<std::size_t>(req.count), 0.0);
+    out.smece_at_band.assign(static_cast<std::size_t>(req.count), 0.0);
+    out.mesh_points = curves ? mesh_points(atoms.mapping, band_intervals, req.mesh_intervals) : 0;
+    out.mu.assign(static_cast<std::size_t>(req.count * out.mesh_points), kNaN);
+    const std::size_t n = atoms.size();
+    const int nthreads = thread_count(req.threads, req.count, 1);
+    parallel_for(nthreads, [&](int t) {
+        Atoms rep = atoms;
+        std::vector<double> residual(n);
+        for (std::int64_t b = t; b < req.count; b += nthreads) {
+            RandomStream rng(req.seed, stream_of(req.kind, b));
+            double total = 0.0;
+            for (std::size_t i = 0; i < n; ++i) {
+                const AtomStats& a0 = atoms.by_label[0][i];
+                const AtomStats& a1 = atoms.by_label[1][i];
+                if (req.kind == ResampleKind::Bootstrap) {
+                    const double s0 = bootstrap_factor(rng, a0.weight, a0.weight_sq, unit, req.weights);
+                    const double s1 = bootstrap_factor(rng, a1.weight, a1.weight_sq, unit, req.weights);
+                    rep.by_label[0][i].weight = s0 * a0.weight;
+                    rep.by_label[0][i].weight_f = s0 * a0.weight_f;
+                    rep.by_label[1][i].weight = s1 * a1.weight;
+                    rep.by_label[1][i].weight_f = s1 * a1.weight_f;
+                } else {
+                    const double weight = a0.weight + a1.weight, weight_f = a0.weight_f + a1.weight_f;
+                    const double s = consistency_factor(rng, a0.rows + a1.rows, weight, a0.weight_sq + a1.weight_sq,
+                                                        weight_f, unit, req.weights);
+                    const double positive = s * weight_f;  // the new label-1 weight
+                    const double f_bar = weight > 0.0 ? weight_f / weight : 0.0;
+                    rep.by_label[1][i].weight = positive;
+                    rep.by_label[1][i].weight_f = positive * f_bar;
+                    rep.by_label[0][i].weight = weight - positive;
+                    rep.by_label[0][i].weight_f = (weight - positive) * f_bar;
+                }
+                residual[i] = rep.residual(i);
+                total += rep.by_label[0][i].weight + rep.by_label[1][i].weight;
+            }
+            auto smece = [&](double s) { return exact_abs_integral(rep.x, residual, s) / total; };
+            const double hint = req.hint > 0.0 ? req.hint : abs_residual_sum(residual) / total / scale;
+            const Fixpoint fix = solve_fixpoint(smece, scale, 1e-300, hint, 1e-9 * std::max(hint, 1e-300));
+            out.sigma_star[static_cast<std::size_t>(b)] = fix.resolved ? fix.sigma * scale : 0.0;
+            if (req.at_band) out.smece_at_band[static_cast<std::size_t>(b)] = smece(req.band_sigma);
+            if (curves) {
+                const Summary s = summarize_atoms(rep, Content::Full, band_intervals);
+                std::vector<double> weight(s.w0.size()), label(s.w0.size()), w(s.w0.size());
+                for (std::size_t j = 0; j < w.size(); ++j) w[j] = s.w0[j] + s.w1[j];
+                Spectrum(w.data(), band_intervals).evaluate(req.band_sigma, weight.data(), nullptr);
+                Spectrum(s.w1.data(), band_intervals).evaluate(req.band_sigma, label.data(), nullptr);
+                const std::vector<double> on_mesh = mu_on_mesh(weight, label, atoms.mapping, req.mesh_intervals);
+                std::copy(on_mesh.begin(), on_mesh.end(), out.mu.begin() + b * out.mesh_points);
+            }
+        }
+    });
+    return out;
+}
+
+}  // namespace smoothece

@@ -1,0 +1,58 @@
+// Uncertainty by resampling (DESIGN.md §2, step 5): bootstrap replicates and
+// consistency replicates (labels redrawn as y* ~ Bernoulli(f), the null of
+// perfect calibration), drawn per resampling cell of a summary, at a cost
+// that depends on neither n nor 1/σ* beyond the grid σ* needs.
+//
+// Bootstrap: every row gets an Exponential(1) multiplier (the Bayesian
+// bootstrap, Rubin 1981: the same mean and variance of the replicate weights
+// as redrawing rows with replacement, Poisson-style). The replicate weight of
+// a cell's n rows of unit weight is then exactly Gamma(n); with importance
+// weights it is Σ wᵢEᵢ, drawn as the Gamma with its mean Σw and variance Σw²
+// (a row is a unit: the spread of the weights counts), with frequency
+// weights as Gamma(Σw) (a weight counts rows). Zero-weight rows carry nothing.
+// Consistency: a cell's positive weight Σ wᵢBᵢ, Bᵢ ~ Bernoulli(f̄): exactly
+// Binomial when its weights are equal, else the scaled Beta with mean f̄Σw and
+// variance f̄(1 − f̄)Σw². Within a cell the drawn mass keeps the cell's profile
+// over the grid nodes (rows move by less than half the smallest σ resolved).
+//
+// Each replicate b draws from its own counter-based stream (seed, b), so the
+// numbers depend on neither the thread count nor the platform.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "atoms.hpp"
+#include "summary.hpp"
+
+namespace smoothece {
+
+enum class ResampleKind : std::uint8_t { Bootstrap = 0, Consistency = 1 };
+enum class WeightKind : std::uint8_t { Importance = 0, Frequency = 1 };
+
+struct ResampleRequest {
+    ResampleKind kind = ResampleKind::Bootstrap;
+    std::int64_t count = 0;
+    std::uint64_t seed = 0;
+    double hint = 0.0;        // σ* of the full sample (grid units); 0: unknown (consistency)
+    double band_sigma = 0.0;  // grid units: smECE and μ̂ of every replicate at this σ
+    std::int64_t mesh_intervals = 0;  // 0: no μ̂ curves
+    bool at_band = false;             // also smECE at band_sigma (for a fixed σ)
+    WeightKind weights = WeightKind::Importance;
+    std::int64_t threads = 0;
+};
+
+struct Replicates {
+    std::vector<double> sigma_star;     // σ* of each replicate, metric units
+    std::vector<double> smece_at_band;  // smECE at band_sigma
+    std::vector<double> mu;             // μ̂ at band_sigma, replicates × mesh points, row-major
+    std::int64_t mesh_points = 0;
+    std::int64_t unresolved = 0;        // replicates whose σ* lies below the grid (reported at the bound)
+};
+
+// Replicates of a full summary.
+Replicates resample(const Summary& full, const ResampleRequest& request);
+// Replicates of exact atoms (few distinct predictions): every σ evaluated exactly.
+Replicates resample(const Atoms& atoms, const ResampleRequest& request, std::int64_t band_intervals);
+
+}  // namespace smoothece

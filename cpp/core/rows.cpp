@@ -1,0 +1,395 @@
+#include "rows.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+#include <numeric>
+#include <sstream>
+
+#include "bin_kernel.hpp"
+#include "errors.hpp"
+#include "pool.hpp"
+
+namespace smoothece {
+namespace {
+
+std::atomic<std::uint64_t> pass_counter{0};
+
+// Rows handed to the kernel between two interruption checks.
+constexpr std::int64_t kChunk = std::int64_t{1} << 16;
+constexpr double kMaxPlainWeight = 0x1p500;  // weights beyond [2^-500, 2^500] are rescaled first
+
+// --- Reporting bad rows --------------------------------------------------------------
+
+// Shortest decimal that reads back as the same value in the column's own
+// precision (like Python's repr), so -0.2 in float32 prints as -0.2.
+std::string format_value(double v, bool single_precision = false) {
+    if (std::isnan(v)) return "nan";
+    if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+    char buf[40];
+    for (int precision = 1; precision <= 17; ++precision) {
+        std::snprintf(buf, sizeof buf, "%.*g", precision, v);
+        const double back = std::strtod(buf, nullptr);
+        if (single_precision ? static_cast<float>(back) == static_cast<float>(v) : back == v) break;
+    }
+    return buf;
+}
+
+double read_double(const Column& c, std::int64_t i) {
+    return dispatch_dtype(c.dtype, [&](auto tag) { return static_cast<double>(c.at<decltype(tag)>(i)); });
+}
+
+// Scans `c` for values failing `ok`; throws InputError for the first.
+template <class Ok>
+void scan_column(const Column& c, Ok ok, const std::string& rule) {
+    std::int64_t first = -1, bad = 0;
+    for (std::int64_t i = 0; i < c.size; ++i) {
+        if (!ok(read_double(c, i))) {
+            if (first < 0) first = i;
+            ++bad;
+        }
+    }
+    if (!bad) return;
+    const double value = read_double(c, first);
+    std::ostringstream msg;
+    msg << c.name << "[" << first << "] = " << format_value(value, c.dtype == DType::Float32) << ": " << rule << " ("
+        << bad << " of " << c.size << " value" << (c.size == 1 ? "" : "s") << " in " << c.name << " bad, first at index "
+        << first << ")";
+    throw InputError(msg.str(), c.name, first, value, bad, c.size);
+}
+
+// The slow, exact report of the first bad row (the kernel only knows that a block holds one).
+[[noreturn]] void report_bad_rows(const Inputs& in) {
+    const double lo = in.clip_lo, hi = in.clip_hi;
+    const std::string f_rule = (lo == 0.0 && hi == 1.0)
+                                   ? "predictions must be finite and in [0, 1]"
+                                   : "predictions must be finite and in [" + format_value(lo) + ", " +
+                                         format_value(hi) + "] (the clip tolerance)";
+    scan_column(in.f, [&](double f) { return f >= lo && f <= hi; }, f_rule);
+    scan_column(in.y, [](double y) { return y == 0.0 || y == 1.0; }, "labels must be 0 or 1");
+    if (in.has_weights()) {
+        scan_column(in.w, [](double w) { return w >= 0.0 && w <= std::numeric_limits<double>::max(); },
+                    "weights must be finite and non-negative");
+    }
+    throw std::logic_error("the pass refused a row that the check accepts");
+}
+
+// --- The kernel, the build for this CPU ------------------------------------------------
+
+template <class Cell>
+bool bin_range(const Inputs& in, const PassSpec& spec, std::int64_t begin, std::int64_t end, Cell* cells,
+               PassTotals& totals) {
+#if defined(SMOOTHECE_HAVE_AVX2_KERNEL)
+    static const bool has_avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    if (has_avx2) return avx2::bin_range(in, spec, begin, end, cells, totals);
+#endif
+    return baseline::bin_range(in, spec, begin, end, cells, totals);
+}
+
+// --- Cells to nodes --------------------------------------------------------------------
+
+void to_nodes(const std::vector<ResidualCell>& cells, Summary& s) {
+    for (std::size_t j = 0; j < cells.size(); ++j) spread_cubic(s.residual, static_cast<std::int64_t>(j), cells[j].a.p);
+}
+
+void to_nodes(const std::vector<FullCell>& cells, Summary& s) {
+    const auto n = static_cast<std::int64_t>(cells.size() / 2);
+    for (std::int64_t j = 0; j < n; ++j) {
+        const FullCell& zero = cells[static_cast<std::size_t>(2 * j)];
+        const FullCell& one = cells[static_cast<std::size_t>(2 * j + 1)];
+        spread_cubic(s.w0, j, zero.w.p);
+        spread_cubic(s.w1, j, one.w.p);
+        spread_cubic(s.f0, j, zero.wf.p);
+        spread_cubic(s.f1, j, one.wf.p);
+        const std::int64_t c = j / kIntervalsPerResampleCell;
+        for (int y = 0; y < 2; ++y) {
+            const FullCell& fc = y ? one : zero;
+            const auto slot = static_cast<std::size_t>(2 * c + y);
+            s.cells.rows[slot] += fc.rows;
+            s.cells.weight[slot] += fc.w.p[0];
+            s.cells.weight_sq[slot] += fc.w2;
+            s.cells.weight_f[slot] += fc.wf.p[0];
+        }
+    }
+    s.derive_residual();
+}
+
+template <class Cell>
+void add_cells(std::vector<Cell>& into, const std::vector<Cell>& from) {
+    auto* a = reinterpret_cast<double*>(into.data());
+    const auto* b = reinterpret_cast<const double*>(from.data());
+    const std::size_t n = into.size() * (sizeof(Cell) / sizeof(double));
+    for (std::size_t i = 0; i < n; ++i) a[i] += b[i];
+}
+
+// One pass with a given weight scale: the per-thread cells, summed.
+template <class Cell>
+PassTotals bin_all(const Inputs& in, const PassSpec& spec, std::int64_t threads, std::vector<Cell>& out) {
+    const std::int64_t n = in.size();
+    const std::int64_t slots = spec.cells * (std::is_same_v<Cell, FullCell> ? 2 : 1);
+    // A thread must have enough rows to repay zeroing and merging its cells.
+    const auto cell_doubles = static_cast<std::int64_t>(sizeof(Cell) / sizeof(double));
+    const int nthreads = thread_count(threads, n, std::max<std::int64_t>(kChunk, 2 * slots * cell_doubles));
+    std::vector<std::vector<Cell>> cells(static_cast<std::size_t>(nthreads));
+    std::vector<PassTotals> totals(static_cast<std::size_t>(nthreads));
+    std::vector<char> ok(static_cast<std::size_t>(nthreads), 1);
+    parallel_for(nthreads, [&](int t) {
+        const auto ti = static_cast<std::size_t>(t);
+        cells[ti].assign(static_cast<std::size_t>(slots), Cell{});
+        const std::int64_t begin = n * t / nthreads, end = n * (t + 1) / nthreads;
+        for (std::int64_t b = begin; b < end && ok[ti]; b += kChunk) {
+            interruption_point();
+            ok[ti] = bin_range(in, spec, b, std::min(end, b + kChunk), cells[ti].data(), totals[ti]);
+        }
+    });
+    pass_counter.fetch_add(1, std::memory_order_relaxed);
+    if (std::find(ok.begin(), ok.end(), 0) != ok.end()) report_bad_rows(in);
+    // Summed in thread order, so the result depends only on the thread count.
+    PassTotals sum;
+    for (std::size_t t = 0; t < cells.size(); ++t) {
+        if (t > 0) add_cells(cells[0], cells[t]);
+        sum.weight += totals[t].weight;
+        sum.max_weight = std::max(sum.max_weight, totals[t].max_weight);
+        sum.positive_rows += totals[t].positive_rows;
+    }
+    out = std::move(cells[0]);
+    return sum;
+}
+
+}  // namespace
+
+int weight_exponent_for(double max_weight) {
+    if (!(max_weight > 0.0) || (max_weight <= kMaxPlainWeight && max_weight >= 1.0 / kMaxPlainWeight)) return 0;
+    return -std::ilogb(max_weight);
+}
+
+int weight_exponent_of(const Inputs& in) {
+    if (!in.has_weights()) return 0;
+    double max_weight = 0.0;
+    with_input_types(in, [&](auto, auto, auto w_tag) {
+        using W = decltype(w_tag);
+        if constexpr (!std::is_same_v<W, NoWeights>)
+            for (std::int64_t i = 0; i < in.size(); ++i) max_weight = std::max(max_weight, static_cast<double>(in.w.at<W>(i)));
+        return 0;
+    });
+    return weight_exponent_for(max_weight);
+}
+
+namespace {
+
+template <class Cell>
+Summary summarize_with(const Inputs& in, const PassOptions& opts) {
+    PassSpec spec{opts.mapping, opts.intervals, 1.0};
+    std::vector<Cell> cells;
+    PassTotals totals = bin_all(in, spec, opts.threads, cells);
+    const int exp = in.has_weights() ? weight_exponent_for(totals.max_weight) : 0;
+    if (exp != 0) {  // extreme weights: once more, scaled (exact: a power of two)
+        spec.weight_scale = std::ldexp(1.0, exp);
+        totals = bin_all(in, spec, opts.threads, cells);
+    }
+    Summary s = Summary::empty(opts.mapping, opts.content, opts.intervals);
+    to_nodes(cells, s);
+    s.rows = static_cast<std::uint64_t>(in.size());
+    s.positive_rows = static_cast<std::uint64_t>(totals.positive_rows);
+    s.weight = totals.weight;
+    s.weight_exp = exp;
+    return s;
+}
+
+// --- Atoms -------------------------------------------------------------------------------
+
+// Applies fn(x, label, w, f) to every row, with the checks of the pass (the
+// rows were checked by the first pass, but another thread may have changed
+// them since: a bad value is reported, never used).
+template <class Fn>
+void for_each_row(const Inputs& in, const Mapping& mapping, double weight_scale, Fn&& fn) {
+    with_input_types(in, [&](auto f_tag, auto y_tag, auto w_tag) {
+        using F = decltype(f_tag);
+        using Y = decltype(y_tag);
+        using W = decltype(w_tag);
+        for (std::int64_t i = 0; i < in.size(); ++i) {
+            if ((i & (kChunk - 1)) == 0) interruption_point();
+            const double fi = static_cast<double>(in.f.at<F>(i)), yi = static_cast<double>(in.y.at<Y>(i));
+            double wi = 1.0;
+            if constexpr (!std::is_same_v<W, NoWeights>) wi = static_cast<double>(in.w.at<W>(i));
+            if (!(fi >= in.clip_lo && fi <= in.clip_hi) || !(yi == 0.0 || yi == 1.0) ||
+                !(wi >= 0.0 && wi <= std::numeric_limits<double>::max()))
+                report_bad_rows(in);
+            const double f = std::min(std::max(fi, 0.0), 1.0);
+            fn(mapping.position(f), static_cast<int>(yi), wi * weight_scale, f);
+        }
+        return 0;
+    });
+}
+
+void add_row(AtomStats& s, double w, double f) {
+    s.rows += w > 0.0 ? 1.0 : 0.0;
+    s.weight += w;
+    s.weight_sq += w * w;
+    s.weight_f += w * f;
+}
+
+std::uint64_t bits_of(double x) {
+    std::uint64_t b;
+    std::memcpy(&b, &x, sizeof b);
+    return b;
+}
+
+}  // namespace
+
+void check_shapes(const Inputs& in, bool allow_empty) {
+    const std::int64_t n = in.f.size;
+    if (in.y.size != n)
+        throw InputError(std::string(in.f.name) + " and " + in.y.name + " must have the same length, got " +
+                             std::to_string(n) + " and " + std::to_string(in.y.size),
+                         in.y.name);
+    if (in.has_weights() && in.w.size != n)
+        throw InputError(std::string(in.f.name) + " and " + in.w.name + " must have the same length, got " +
+                             std::to_string(n) + " and " + std::to_string(in.w.size),
+                         in.w.name);
+    if (n == 0 && !allow_empty)
+        throw InputError(std::string(in.f.name) + " is empty: at least one prediction is needed", in.f.name);
+}
+
+Summary summarize_rows(const Inputs& in, const PassOptions& opts) {
+    check_shapes(in, opts.allow_zero_weight);
+    if (opts.intervals < 1) throw std::logic_error("a pass needs at least one interval");
+    Summary s = opts.content == Content::Full ? summarize_with<FullCell>(in, opts)
+                                              : summarize_with<ResidualCell>(in, opts);
+    if (!(s.weight > 0.0) && !opts.allow_zero_weight) {
+        throw InputError(std::string(in.has_weights() ? in.w.name : "weights") +
+                             ": the weights sum to zero; at least one must be positive",
+                         in.has_weights() ? in.w.name : "weights", -1, 0.0, in.size(), in.size());
+    }
+    return s;
+}
+
+std::optional<Atoms> atoms_of_rows(const Inputs& in, const Mapping& mapping, int weight_exp, std::size_t max_atoms) {
+    // Open addressing on the bits of the position; a run of equal positions
+    // (a base rate) costs one comparison per row.
+    std::size_t capacity = 16;
+    while (capacity < 2 * max_atoms) capacity *= 2;
+    struct Slot {
+        std::uint64_t key = 0;
+        bool used = false;
+        AtomStats s[2];
+    };
+    std::vector<Slot> table(capacity);
+    std::size_t distinct = 0;
+    bool overflow = false;
+    Slot* last = nullptr;
+    std::uint64_t last_key = 0;
+    struct Stop {};
+    try {
+        for_each_row(in, mapping, std::ldexp(1.0, weight_exp), [&](double x, int y, double w, double f) {
+            const std::uint64_t key = bits_of(x);
+            if (last == nullptr || key != last_key) {
+                std::size_t h = static_cast<std::size_t>((key * 0x9E3779B97F4A7C15ULL) >> 20) & (capacity - 1);
+                while (table[h].used && table[h].key != key) h = (h + 1) & (capacity - 1);
+                if (!table[h].used) {
+                    if (++distinct > max_atoms) throw Stop{};
+                    table[h].used = true;
+                    table[h].key = key;
+                }
+                last = &table[h];
+                last_key = key;
+            }
+            add_row(last->s[y], w, f);
+        });
+    } catch (const Stop&) {
+        overflow = true;
+    }
+    pass_counter.fetch_add(1, std::memory_order_relaxed);
+    if (overflow) return std::nullopt;
+    std::vector<const Slot*> used;
+    for (const Slot& s : table)
+        if (s.used) used.push_back(&s);
+    auto position = [](const Slot* s) {
+        double x;
+        std::memcpy(&x, &s->key, sizeof x);
+        return x;
+    };
+    std::sort(used.begin(), used.end(), [&](const Slot* a, const Slot* b) { return position(a) < position(b); });
+    Atoms atoms;
+    atoms.mapping = mapping;
+    atoms.rows = static_cast<std::uint64_t>(in.size());
+    atoms.weight_exp = weight_exp;
+    for (const Slot* s : used) {
+        atoms.x.push_back(position(s));
+        atoms.by_label[0].push_back(s->s[0]);
+        atoms.by_label[1].push_back(s->s[1]);
+    }
+    return atoms;
+}
+
+Atoms all_atoms_of_rows(const Inputs& in, const Mapping& mapping, int weight_exp) {
+    struct Row {
+        double x, w, f;
+        int y;
+    };
+    std::vector<Row> rows;
+    rows.reserve(static_cast<std::size_t>(in.size()));
+    for_each_row(in, mapping, std::ldexp(1.0, weight_exp),
+                 [&](double x, int y, double w, double f) { rows.push_back({x, w, f, y}); });
+    pass_counter.fetch_add(1, std::memory_order_relaxed);
+    std::sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) { return a.x < b.x; });
+    Atoms atoms;
+    atoms.mapping = mapping;
+    atoms.rows = static_cast<std::uint64_t>(in.size());
+    atoms.weight_exp = weight_exp;
+    for (const Row& r : rows) {
+        if (atoms.x.empty() || atoms.x.back() != r.x) {
+            atoms.x.push_back(r.x);
+            atoms.by_label[0].emplace_back();
+            atoms.by_label[1].emplace_back();
+        }
+        add_row(atoms.by_label[r.y].back(), r.w, r.f);
+    }
+    return atoms;
+}
+
+Summary summarize_atoms(const Atoms& atoms, Content content, std::int64_t intervals) {
+    const double scale = static_cast<double>(intervals);
+    Summary s = Summary::empty(atoms.mapping, content, intervals);
+    std::vector<ResidualCell> residual_cells;
+    std::vector<FullCell> full_cells;
+    if (content == Content::Full) full_cells.assign(static_cast<std::size_t>(2 * intervals), FullCell{});
+    else residual_cells.assign(static_cast<std::size_t>(intervals), ResidualCell{});
+    double positive = 0.0;
+    for (std::size_t i = 0; i < atoms.size(); ++i) {
+        const double x = atoms.x[i] * scale;
+        const std::int64_t j = std::min(static_cast<std::int64_t>(x), intervals - 1);
+        const double lam = x - static_cast<double>(j);
+        const double pw[4] = {1.0, lam, lam * lam, lam * lam * lam};
+        if (content == Content::Full) {
+            for (int y = 0; y < 2; ++y) {
+                const AtomStats& a = atoms.by_label[y][i];
+                FullCell& c = full_cells[static_cast<std::size_t>(2 * j + y)];
+                for (int p = 0; p < 4; ++p) {
+                    c.w.p[p] += a.weight * pw[p];
+                    c.wf.p[p] += a.weight_f * pw[p];
+                }
+                c.rows += a.rows;
+                c.w2 += a.weight_sq;
+            }
+        } else {
+            const double r = atoms.residual(i);
+            for (int p = 0; p < 4; ++p) residual_cells[static_cast<std::size_t>(j)].a.p[p] += r * pw[p];
+        }
+        positive += atoms.by_label[0][i].rows + atoms.by_label[1][i].rows;
+    }
+    if (content == Content::Full) to_nodes(full_cells, s);
+    else to_nodes(residual_cells, s);
+    s.rows = atoms.rows;
+    s.positive_rows = static_cast<std::uint64_t>(positive);
+    s.weight = atoms.total_weight_scaled();
+    s.weight_exp = atoms.weight_exp;
+    return s;
+}
+
+std::uint64_t passes_over_rows() { return pass_counter.load(std::memory_order_relaxed); }
+
+}  // namespace smoothece

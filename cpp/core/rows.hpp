@@ -1,0 +1,55 @@
+// The one pass over the caller's rows (step 1 of DESIGN.md §2): every row is
+// checked against the input contract and binned in the same O(n) pass, on a
+// thread pool. On a bad row nothing is returned and InputError names the
+// argument, the first bad index, its value and how many values are bad.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+
+#include "atoms.hpp"
+#include "columns.hpp"
+#include "summary.hpp"
+
+namespace smoothece {
+
+struct PassOptions {
+    Mapping mapping;
+    Content content = Content::Residual;
+    std::int64_t intervals = 0;
+    std::int64_t threads = 0;         // 0: all available CPUs
+    bool allow_zero_weight = false;   // a batch of a stream may weigh nothing
+};
+
+// Checks the shapes of the columns (lengths, non-empty); InputError if not.
+void check_shapes(const Inputs& in, bool allow_empty = false);
+
+// The summary of `in` on `opts.intervals` intervals. Weights are scaled by a
+// power of two chosen from the largest one, so that neither tiny (subnormal)
+// nor huge weights lose precision or overflow: the answers are invariant to
+// scaling the weights by any positive factor.
+Summary summarize_rows(const Inputs& in, const PassOptions& opts);
+
+// The power of two that brings the largest weight near 1, when the weights
+// would otherwise underflow (subnormal products) or overflow (their sum); 0
+// for weights in [2^-500, 2^500].
+int weight_exponent_for(double max_weight);
+int weight_exponent_of(const Inputs& in);
+
+// The rows of `in` grouped by distinct position, if there are at most
+// `max_atoms` positions (nullopt otherwise): one O(n) hashing pass, for data
+// with few distinct predictions (base rates, discrete forecasts). Weights are
+// scaled by 2^weight_exp, as in the summary of the same rows.
+std::optional<Atoms> atoms_of_rows(const Inputs& in, const Mapping& mapping, int weight_exp, std::size_t max_atoms);
+// Every distinct position, by sorting: O(n log n), any number of them.
+Atoms all_atoms_of_rows(const Inputs& in, const Mapping& mapping, int weight_exp);
+
+// The summary of atoms on `intervals` intervals: the same sums a pass over
+// their rows would give (up to rounding).
+Summary summarize_atoms(const Atoms& atoms, Content content, std::int64_t intervals);
+
+// Passes made over caller rows since the process started (a test hook: the
+// tests count passes instead of timing them).
+std::uint64_t passes_over_rows();
+
+}  // namespace smoothece

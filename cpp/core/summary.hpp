@@ -1,0 +1,98 @@
+// The summary of the rows: everything every answer needs (DESIGN.md §2,
+// "summarise once, answer from the summary").
+//
+// Node masses on the grid t_j = j/G, j = 0..G (each row spread onto the four
+// nodes around it with cubic weights that keep its moments to order 3):
+//   residual  Σ w(y − f)                      (always)
+//   w0, w1    Σ w of the rows with y = 0, 1   (full summaries)
+//   f0, f1    Σ w·f of those rows             (full summaries)
+// from which the diagram's density Σw = w0 + w1 and label sums Σwy = w1 follow,
+// and, per resampling cell (G/8 cells) and label, the rows of positive weight,
+// Σw, Σw² and Σw·f that resampling draws from. Sums add across batches,
+// threads and machines.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "metric.hpp"
+
+namespace smoothece {
+
+enum class Content : std::uint8_t {
+    Residual = 0,  // the residual sums alone: all that σ* and smECEσ need
+    Full = 1,      // everything: the diagram and resampling too
+};
+
+// Grid resolution: σ is evaluated on G ≥ kNodesPerSigma/σ intervals. With
+// cubic moment binning the error is O((h/σ)⁴), ≲ 1e-8 at this resolution
+// (tests/test_accuracy.py measures it against the exact integral).
+constexpr double kNodesPerSigma = 16.0;
+constexpr std::int64_t kMinIntervals = 64;
+constexpr std::int64_t kMaxIntervals = std::int64_t{1} << 22;
+// The first grid of a pass over n rows is capped here (1 MB of residual
+// cells per thread); σ* below what it resolves gets a second look.
+constexpr std::int64_t kFirstIntervalsCap = std::int64_t{1} << 15;
+constexpr std::int64_t kLogitFirstIntervalsCap = std::int64_t{1} << 17;
+// Resampling cells are this many grid intervals wide: half the smallest σ
+// the grid resolves, so that a cell never blurs the kernel.
+constexpr std::int64_t kIntervalsPerResampleCell = 8;
+
+// Smallest power of two G ≥ kNodesPerSigma/σ (within [kMinIntervals, kMaxIntervals]).
+std::int64_t intervals_for_sigma(double sigma);
+// Smallest σ evaluated to the accuracy contract on `intervals`.
+double min_sigma_for(std::int64_t intervals);
+// The first grid for n rows in `mapping`'s metric: it resolves a third of
+// the noise floor of calibrated data (σ* ≈ 0.3·n^(−1/3)), so small inputs
+// skip the fixed cost of a fine grid.
+std::int64_t first_intervals(std::int64_t n, const Mapping& mapping);
+
+// Per resampling cell c and label y (index 2c + y).
+struct ResampleCells {
+    std::int64_t cells = 0;
+    std::vector<double> rows, weight, weight_sq, weight_f;
+
+    void resize(std::int64_t cells_);
+    std::size_t slots() const { return rows.size(); }
+};
+
+struct Summary {
+    Mapping mapping;
+    Content content = Content::Residual;
+    std::int64_t intervals = 0;  // G
+    std::vector<double> residual;
+    std::vector<double> w0, w1, f0, f1;  // full only
+    ResampleCells cells;                 // full only
+    std::uint64_t rows = 0;              // all rows, zero weights included
+    std::uint64_t positive_rows = 0;     // rows of positive weight
+    double weight = 0.0;                 // Σ w · 2^weight_exp
+    int weight_exp = 0;                  // every weight was multiplied by 2^weight_exp
+
+    bool full() const { return content == Content::Full; }
+    std::int64_t nodes() const { return intervals + 1; }
+    double total_weight() const;  // Σ w in the caller's units
+    double min_sigma() const { return min_sigma_for(intervals); }
+
+    // An empty summary of the given shape.
+    static Summary empty(const Mapping& mapping, Content content, std::int64_t intervals);
+    // The node sums on a coarser grid (any coarse ≤ G); cells unchanged.
+    Summary restricted(std::int64_t coarse, bool residual_only = false) const;
+    // Adds another summary of the same shape (weights rescaled to the larger exponent).
+    void merge(const Summary& other);
+    // Rescales every weight sum to 2^new_exp (exact but for underflow of negligible sums).
+    void rescale(int new_exp);
+    // A full summary's residual is w1 − f0 − f1 at each node: a function of
+    // what it stores, so that merging and serializing cannot make them disagree.
+    void derive_residual();
+};
+
+// Node masses on a grid of `coarse` ≤ G intervals: each node of the fine grid
+// binned as a point mass, exactly as a row there would be (exact moments to
+// order 3, so the error stays O((h/σ)⁴) of the coarse grid).
+std::vector<double> rebin_nodes(const std::vector<double>& fine, std::int64_t coarse);
+
+// Spreads one cell's power sums onto nodes cell−1..cell+2 with the adjoint of
+// cubic Lagrange interpolation (reflected at 0 and 1: K̃σ(t, −x) = K̃σ(t, x)).
+void spread_cubic(std::vector<double>& node, std::int64_t cell, const double (&moments)[4]);
+
+}  // namespace smoothece

@@ -1,0 +1,70 @@
+"""Small helpers shared by the public modules; imports nothing above it."""
+
+from __future__ import annotations
+
+import warnings
+from typing import Optional
+
+import numpy as np
+
+from ._errors import ResolutionWarning
+
+#: Mesh of the returned curves: 2^9 intervals (fewer when σ is large).
+MESH_INTERVALS = 512
+
+
+def frozen(a: Optional[np.ndarray]) -> Optional[np.ndarray]:
+    """A read-only view (results are immutable)."""
+    if a is None:
+        return None
+    a = np.asarray(a)
+    a.flags.writeable = False
+    return a
+
+
+def interval(values: np.ndarray, level: float) -> tuple:
+    """The equal-tailed percentile interval of 1-D replicate values."""
+    alpha = 1.0 - level
+    lo, hi = np.quantile(values, [alpha / 2, 1 - alpha / 2])
+    return float(lo), float(hi)
+
+
+def pointwise_band(curves: np.ndarray, level: float) -> tuple:
+    """Equal-tailed pointwise quantiles over replicate curves (rows); NaN where
+    no replicate has data (no warning: that is where the density vanishes)."""
+    alpha = 1.0 - level
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN columns
+        lo, hi = np.nanquantile(curves, [alpha / 2, 1 - alpha / 2], axis=0)
+    return lo, hi
+
+
+def sigma_star(analysis, threads: int, stacklevel: int = 3) -> float:
+    """σ* of a core analysis; below a sketch's grid, its upper bound with a warning."""
+    sigma, resolved, lower, upper = analysis.smece(threads)
+    if not resolved:
+        warnings.warn(
+            f"the SmoothECE lies below {upper:.3g}, the smallest bandwidth this sketch's grid resolves (and above "
+            f"{lower:.3g}); returning the bound {upper:.3g}. A sketch with a finer resolution resolves it.",
+            ResolutionWarning, stacklevel=stacklevel)
+    return sigma
+
+
+def append_doc(fn, text: str):
+    """Appends a shared section to a docstring (docstrings are None under python -OO)."""
+    if fn.__doc__ is not None:
+        fn.__doc__ += text
+    return fn
+
+
+def filled_curve(mesh: np.ndarray, mu: np.ndarray) -> np.ndarray:
+    """``mu`` with NaN stretches replaced by the nearest valid value on the mesh."""
+    valid = np.flatnonzero(~np.isnan(mu))
+    if valid.size == mu.size:
+        return np.array(mu, dtype=np.float64)
+    if valid.size == 0:  # pragma: no cover - the core always has data somewhere
+        raise ValueError("the smoothed regression is undefined everywhere")
+    pos = np.clip(np.searchsorted(valid, np.arange(mu.size)), 1, max(valid.size - 1, 1))
+    left, right = valid[np.maximum(pos - 1, 0)], valid[np.minimum(pos, valid.size - 1)]
+    nearest = np.where(np.abs(mesh[right] - mesh) < np.abs(mesh - mesh[left]), right, left)
+    return np.asarray(mu, dtype=np.float64)[nearest]

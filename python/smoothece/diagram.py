@@ -1,0 +1,162 @@
+"""The smoothed reliability diagram (Błasiok & Nakkiran 2024, Section 4).
+
+One pass over the rows summarises them; the curves, the bootstrap band and
+the consistency band are all answered from that summary by the core.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional, Union
+
+import numpy as np
+
+from . import _validate
+from ._summary import summarise
+from ._typing import ArrayLike
+from ._util import MESH_INTERVALS, frozen, interval, pointwise_band
+
+__all__ = ["ReliabilityDiagram", "reliability_diagram"]
+
+#: Streams of the core's generator: the consistency band draws from its own,
+#: so one seed serves both.
+_BOOTSTRAP, _CONSISTENCY = "bootstrap", "consistency"
+
+
+@dataclass(frozen=True, repr=False)
+class ReliabilityDiagram:
+    """The smoothed reliability diagram of one model.
+
+    Curves live on ``mesh`` (t ∈ [0, 1], the probability axis for either
+    metric). ``mu`` is the Nadaraya–Watson estimate of E[y | f = t] at
+    bandwidth ``sigma`` (NaN where there is no data within reach of the
+    kernel); ``density`` is the smoothed density of the predictions;
+    ``lower``/``upper`` the pointwise bootstrap band of ``mu`` (None when
+    ``n_boot=0``); ``consistency_lower``/``upper`` where ``mu`` would lie if
+    the model were calibrated (only with ``consistency=True``).
+    """
+
+    mesh: np.ndarray
+    mu: np.ndarray
+    density: np.ndarray
+    density_positive: np.ndarray  #: density of f among rows with y = 1
+    density_negative: np.ndarray  #: density of f among rows with y = 0
+    lower: Optional[np.ndarray]
+    upper: Optional[np.ndarray]
+    smece: float  #: SmoothECE σ* (or smECEσ at a fixed ``sigma``)
+    sigma: float  #: bandwidth of the curves (in logit units for metric="logit")
+    smece_low: float  #: bootstrap interval of ``smece`` (NaN when n_boot = 0)
+    smece_high: float
+    smece_tilde: float  #: ∫ |μ̂(t) − t| δ̂(t) dt, the diagram's own integral (within 0.8σ of smece)
+    level: float
+    n_boot: int
+    n: int
+    total_weight: float
+    sample_f: np.ndarray  #: a reproducible sample of predictions (for tick marks)
+    sample_y: np.ndarray
+    seed: int
+    consistency_lower: Optional[np.ndarray] = None
+    consistency_upper: Optional[np.ndarray] = None
+    metric: str = "l1"
+
+    def __repr__(self) -> str:
+        interval_text = "" if self.n_boot == 0 else f", {self.level:.0%} interval=[{self.smece_low:.4g}, {self.smece_high:.4g}]"
+        return (f"ReliabilityDiagram(smece={self.smece:.6g}{interval_text}, sigma={self.sigma:.4g}, "
+                f"smece_tilde={self.smece_tilde:.4g}, n={self.n}, total_weight={self.total_weight:.6g}, "
+                f"mesh={self.mesh.size} points, n_boot={self.n_boot}, seed={self.seed}, metric={self.metric!r})")
+
+    def plot(self, ax=None, **style):
+        """Draws the diagram on ``ax`` (a new figure if None) and returns ``ax``; see
+        :func:`smoothece.plotting.plot_diagram` for the style options."""
+        from .plotting import plot_diagram
+
+        return plot_diagram(self, ax=ax, **style)
+
+
+def reliability_diagram(
+    f: ArrayLike,
+    y: ArrayLike,
+    *,
+    weights: Optional[ArrayLike] = None,
+    metric: str = "l1",
+    sigma: Optional[float] = None,
+    n_boot: int = 1000,
+    level: float = 0.95,
+    seed: Optional[int] = None,
+    consistency: bool = False,
+    n_sim: int = 1000,
+    sample_size: int = 1000,
+    weight_kind: str = "importance",
+    clip: Union[bool, float] = False,
+    threads: Optional[int] = None,
+) -> ReliabilityDiagram:
+    """The smoothed reliability diagram at σ* with bootstrap uncertainty.
+
+    Parameters
+    ----------
+    f, y, weights, metric, clip, threads
+        As in :func:`smoothece.smece`. With ``metric="logit"`` the curves are
+        smoothed in logit space and drawn on the probability axis.
+    sigma : float, optional
+        Draw at this bandwidth instead of σ*; ``smece`` is then smECEσ.
+    n_boot : int, default 1000
+        Bootstrap replicates for the band and the interval (0 skips them);
+        see :func:`smoothece.bootstrap_smece` for how they are drawn. Their
+        cost grows with neither n nor 1/σ*.
+    level : float, default 0.95
+        Coverage of the pointwise band and of the interval (percentile method).
+    seed : int, optional
+        Seed of all randomness (64 bits); the same seed gives the same numbers
+        on any thread count and platform. None draws one, recorded in the result.
+    consistency : bool, default False
+        Also compute the consistency band (where μ̂ would lie under perfect
+        calibration) from ``n_sim`` replicates with labels redrawn as
+        y* ~ Bernoulli(f).
+    sample_size : int, default 1000
+        Rows kept (sampled reproducibly) for the tick marks of the plot.
+    weight_kind : {"importance", "frequency"}, default "importance"
+        How resampling reads the weights; see :func:`smoothece.bootstrap_smece`.
+
+    The rows are read once: the curves, σ* and both bands come from one
+    summary of them.
+    """
+    fixed = None if sigma is None else _validate.sigma(sigma)
+    analysis = summarise(f, y, weights, clip=clip, metric=metric, threads=threads, full=True, sigma=fixed or 0.0)
+    return make_diagram(analysis, metric=metric, sigma=fixed, n_boot=n_boot, level=level, seed=seed,
+                        consistency=consistency, n_sim=n_sim, sample_size=sample_size, weight_kind=weight_kind,
+                        threads=threads)
+
+
+def make_diagram(analysis, *, metric, sigma, n_boot, level, seed, consistency, n_sim, sample_size, weight_kind,
+                 threads) -> ReliabilityDiagram:
+    """The diagram of a core analysis (of arrays or of a sketch)."""
+    n_boot = _validate.count(n_boot, "n_boot", 0)
+    level = _validate.level(level)
+    seed = _validate.seed(seed)
+    sample_size = _validate.count(sample_size, "sample_size", 0)
+    kind = _validate.weight_kind(weight_kind)
+    t = _validate.threads(threads)
+    n_sim = _validate.count(n_sim, "n_sim", 1) if consistency else 0
+    curves = analysis.curves(-1.0 if sigma is None else sigma, MESH_INTERVALS, t)
+    drawn_at = curves["sigma"]
+    value = curves["sigma"] if sigma is None else curves["smece_sigma"]
+    lower = upper = c_lower = c_upper = None
+    lo = hi = float("nan")
+    if n_boot:
+        star, at_band, mu, _ = analysis.replicates(_BOOTSTRAP, n_boot, seed, drawn_at, MESH_INTERVALS, kind,
+                                                   sigma is not None, t)
+        lo, hi = interval(star if sigma is None else at_band, level)
+        lower, upper = pointwise_band(mu, level)
+    if consistency:
+        _, _, mu0, _ = analysis.replicates(_CONSISTENCY, n_sim, seed, drawn_at, MESH_INTERVALS, kind, False, t)
+        c_lower, c_upper = pointwise_band(mu0, level)
+    sample_f, sample_y = analysis.sample(sample_size, seed)
+    return ReliabilityDiagram(
+        mesh=frozen(curves["mesh"]), mu=frozen(curves["mu"]), density=frozen(curves["density"]),
+        density_positive=frozen(curves["density_positive"]), density_negative=frozen(curves["density_negative"]),
+        lower=frozen(lower), upper=frozen(upper), smece=float(value), sigma=float(drawn_at),
+        smece_low=float(lo), smece_high=float(hi), smece_tilde=float(curves["smece_tilde"]), level=level,
+        n_boot=n_boot, n=int(curves["rows"]), total_weight=float(curves["total_weight"]),
+        sample_f=frozen(sample_f), sample_y=frozen(sample_y), seed=seed,
+        consistency_lower=frozen(c_lower), consistency_upper=frozen(c_upper), metric=metric,
+    )

@@ -1,0 +1,231 @@
+"""Uncertainty of the SmoothECE: bootstrap intervals and the test of perfect calibration.
+
+Both come from replicates that the core draws from one summary of the rows
+(DESIGN.md §2, step 5), on a thread pool, each from its own counter-based
+random stream, so a seed gives the same numbers on every thread count and
+platform.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional, Union
+
+import numpy as np
+
+from . import _validate
+from ._summary import summarise
+from ._typing import ArrayLike
+from ._util import MESH_INTERVALS, append_doc, frozen, interval, pointwise_band, sigma_star
+
+__all__ = ["BootstrapResult", "CalibrationTest", "bootstrap_smece", "calibration_test"]
+
+
+@dataclass(frozen=True, repr=False)
+class BootstrapResult:
+    """The SmoothECE with a bootstrap percentile interval."""
+
+    value: float  #: SmoothECE σ* (or smECEσ at a fixed ``sigma``)
+    sigma: float  #: bandwidth: σ*, or the fixed σ
+    low: float  #: lower end of the ``level`` interval
+    high: float  #: upper end
+    level: float
+    n_boot: int
+    seed: int  #: the seed used (pass it back to reproduce the numbers)
+    replicates: np.ndarray = field(repr=False)  #: the replicate values
+
+    def __repr__(self) -> str:
+        return (f"BootstrapResult(value={self.value:.6g}, {self.level:.0%} interval=[{self.low:.6g}, {self.high:.6g}], "
+                f"sigma={self.sigma:.6g}, n_boot={self.n_boot}, seed={self.seed})")
+
+
+@dataclass(frozen=True, repr=False)
+class CalibrationTest:
+    """Test of perfect calibration by consistency resampling (labels redrawn as y* ~ Bernoulli(f))."""
+
+    statistic: float  #: observed SmoothECE σ*
+    p_value: float  #: (1 + #{null ≥ statistic}) / (1 + n_sim)
+    null_mean: float
+    null_quantiles: dict  #: quantiles 0.5, 0.9, 0.95, 0.99 of the null distribution
+    n_sim: int
+    seed: int
+    sigma: float  #: bandwidth of the consistency band (the observed σ*)
+    mesh: np.ndarray = field(repr=False)
+    band_lower: np.ndarray = field(repr=False)  #: where μ̂ lies under calibration, pointwise
+    band_upper: np.ndarray = field(repr=False)
+    level: float = 0.95
+    null: np.ndarray = field(repr=False, default=None)  #: the simulated null statistics
+
+    def __repr__(self) -> str:
+        q = ", ".join(f"{k}: {v:.4g}" for k, v in self.null_quantiles.items())
+        return (f"CalibrationTest(statistic={self.statistic:.6g}, p_value={self.p_value:.4g}, "
+                f"null quantiles {{{q}}}, n_sim={self.n_sim}, seed={self.seed})")
+
+
+_WEIGHTS_DOC = """
+    Weights in resampling
+    ---------------------
+    Replicates give every row an Exponential(1) multiplier (the Bayesian
+    bootstrap of Rubin 1981, which has the mean and variance of redrawing
+    rows with replacement). They are drawn per cell of a fine histogram of
+    the predictions, not per row, so their cost grows with neither n nor
+    1/σ*: a cell's n rows of equal weight get exactly a Gamma(n) total; with
+    unequal weights, the Gamma with the cell's mean Σw and variance Σw²
+    (rows move by less than half the smallest σ the grid resolves). Zero-
+    weight rows carry nothing. ``weight_kind`` says what a weight means:
+
+    - ``"importance"`` (default): a row is one sampled unit and its weight
+      its influence (survey, inverse-propensity or importance weights); the
+      spread of the weights counts, and the results are invariant to scaling
+      all weights by any positive factor.
+    - ``"frequency"``: a weight counts rows (weight 3 = three identical
+      rows); a row of weight w resamples like w rows.
+"""
+
+
+def bootstrap_smece(
+    f: ArrayLike,
+    y: ArrayLike,
+    *,
+    weights: Optional[ArrayLike] = None,
+    metric: str = "l1",
+    n_boot: int = 1000,
+    level: float = 0.95,
+    seed: Optional[int] = None,
+    sigma: Optional[float] = None,
+    method: str = "cells",
+    weight_kind: str = "importance",
+    clip: Union[bool, float] = False,
+    threads: Optional[int] = None,
+) -> BootstrapResult:
+    """The SmoothECE with a bootstrap percentile interval.
+
+    The interval describes how much the estimate moves under resampling, not
+    an interval for the population value (for calibrated data the estimate
+    sits at its noise floor: use :func:`calibration_test` to ask whether a
+    model is calibrated).
+
+    Parameters
+    ----------
+    f, y, weights, metric, clip, threads
+        As in :func:`smoothece.smece`.
+    n_boot : int, default 1000
+        Replicates.
+    level : float, default 0.95
+        Coverage of the percentile interval.
+    seed : int, optional
+        Seed (64 bits); None draws one, recorded in the result.
+    sigma : float, optional
+        Bootstrap smECEσ at this fixed bandwidth instead of σ*.
+    method : {"cells", "rows"}, default "cells"
+        "cells": the replicates described below, from one summary of the
+        rows, on a thread pool. "rows": redraws the raw rows with replacement
+        and recomputes from scratch (O(n) per replicate, a Python loop over
+        replicates); it exists to verify the cell method.
+    weight_kind : {"importance", "frequency"}, default "importance"
+        What the weights mean to resampling (below).
+    """
+    n_boot = _validate.count(n_boot, "n_boot", 1)
+    fixed = None if sigma is None else _validate.sigma(sigma)
+    if method == "rows":
+        return _bootstrap_rows(f, y, weights, metric, n_boot, _validate.level(level), _validate.seed(seed), fixed,
+                               clip, threads)
+    if method != "cells":
+        raise ValueError(f"method must be 'cells' or 'rows', got {method!r}")
+    analysis = summarise(f, y, weights, clip=clip, metric=metric, threads=threads, full=True, sigma=fixed or 0.0)
+    return make_bootstrap(analysis, n_boot=n_boot, level=level, seed=seed, sigma=fixed, weight_kind=weight_kind,
+                          threads=threads)
+
+
+append_doc(bootstrap_smece, _WEIGHTS_DOC)
+
+
+def make_bootstrap(analysis, *, n_boot, level, seed, sigma, weight_kind, threads) -> BootstrapResult:
+    """The bootstrap of a core analysis (of arrays or of a sketch)."""
+    n_boot = _validate.count(n_boot, "n_boot", 1)
+    level = _validate.level(level)
+    seed = _validate.seed(seed)
+    kind = _validate.weight_kind(weight_kind)
+    t = _validate.threads(threads)
+    if sigma is None:
+        value = bandwidth = sigma_star(analysis, t, stacklevel=4)
+    else:
+        value, bandwidth = analysis.smece_sigma(sigma, t)[0], sigma
+    star, at_band, _, _ = analysis.replicates("bootstrap", n_boot, seed, bandwidth, 0, kind, sigma is not None, t)
+    reps = star if sigma is None else at_band
+    lo, hi = interval(reps, level)
+    return BootstrapResult(value=float(value), sigma=float(bandwidth), low=lo, high=hi, level=level, n_boot=n_boot,
+                           seed=seed, replicates=frozen(reps))
+
+
+def _bootstrap_rows(f, y, weights, metric, n_boot, level, seed, sigma, clip, threads) -> BootstrapResult:
+    """The classical bootstrap on raw rows: each replicate a fresh pass."""
+    from ._api import smece, smece_sigma
+
+    f, y, w = _validate.rows(f, y, weights)
+    kw = dict(metric=metric, clip=clip, threads=threads)
+
+    def score(idx):
+        ww = None if w is None else w[idx]
+        if sigma is None:
+            return smece(f[idx], y[idx], weights=ww, **kw)
+        return smece_sigma(f[idx], y[idx], sigma, weights=ww, **kw)
+
+    n = f.shape[0]
+    value = score(slice(None))
+    rng = np.random.default_rng(seed)
+    reps = np.array([score(rng.integers(0, n, size=n)) for _ in range(n_boot)])
+    lo, hi = interval(reps, level)
+    return BootstrapResult(value=float(value), sigma=float(value if sigma is None else sigma), low=lo, high=hi,
+                           level=level, n_boot=n_boot, seed=seed, replicates=frozen(reps))
+
+
+def calibration_test(
+    f: ArrayLike,
+    y: ArrayLike,
+    *,
+    weights: Optional[ArrayLike] = None,
+    metric: str = "l1",
+    n_sim: int = 1000,
+    seed: Optional[int] = None,
+    level: float = 0.95,
+    weight_kind: str = "importance",
+    clip: Union[bool, float] = False,
+    threads: Optional[int] = None,
+) -> CalibrationTest:
+    """Tests the null hypothesis of perfect calibration, E[y | f] = f.
+
+    The statistic is the SmoothECE σ*; its null distribution comes from
+    ``n_sim`` consistency replicates, in which every label is redrawn as
+    y* ~ Bernoulli(f) (Bröcker & Smith 2007; Dimitriadis, Gneiting & Jordan
+    2021). Also returns the consistency band: pointwise ``level`` quantiles of
+    μ̂ under the null at the observed σ*.
+
+    Replicates redraw a cell's labels at once: its count of positives is
+    Binomial(rows, f̄) when its weights are equal (frequency weights count
+    rows), else its positive weight is the scaled Beta with the mean f̄Σw and
+    variance f̄(1 − f̄)Σw² of Σ wᵢ·Bernoulli(f̄) (importance weights). Other
+    parameters as in :func:`bootstrap_smece`.
+    """
+    analysis = summarise(f, y, weights, clip=clip, metric=metric, threads=threads, full=True)
+    return make_test(analysis, n_sim=n_sim, seed=seed, level=level, weight_kind=weight_kind, threads=threads)
+
+
+def make_test(analysis, *, n_sim, seed, level, weight_kind, threads) -> CalibrationTest:
+    """The calibration test of a core analysis (of arrays or of a sketch)."""
+    n_sim = _validate.count(n_sim, "n_sim", 1)
+    level = _validate.level(level)
+    seed = _validate.seed(seed)
+    kind = _validate.weight_kind(weight_kind)
+    t = _validate.threads(threads)
+    curves = analysis.curves(-1.0, MESH_INTERVALS, t)
+    stat = curves["sigma"]
+    null, _, mu0, _ = analysis.replicates("consistency", n_sim, seed, stat, MESH_INTERVALS, kind, False, t)
+    lo, hi = pointwise_band(mu0, level)
+    qs = (0.5, 0.9, 0.95, 0.99)
+    return CalibrationTest(
+        statistic=float(stat), p_value=float((1 + np.count_nonzero(null >= stat)) / (1 + n_sim)),
+        null_mean=float(null.mean()), null_quantiles={q: float(v) for q, v in zip(qs, np.quantile(null, qs))},
+        n_sim=n_sim, seed=seed, sigma=float(stat), mesh=frozen(curves["mesh"]), band_lower=frozen(lo),
+        band_upper=frozen(hi), level=level, null=frozen(null),
+    )
