@@ -21,8 +21,8 @@
 // last bit. Everything below is built from IEEE-754 operations that are
 // correctly rounded everywhere (+ − × ÷, sqrt, comparisons, floor, and exact
 // bit manipulation), so the results are bit-identical wherever doubles are
-// evaluated in double precision and nothing is fused or reassociated: compile
-// with -ffp-contract=off and without -ffast-math. The series in portable::log
+// evaluated in double precision and nothing is fused or reassociated (no
+// -ffast-math; no fused multiply-add, see below). The series in portable::log
 // and portable::exp are the textbook ones (atanh and Bernoulli), with enough
 // terms that truncation stays far below half an ulp; both are within one ulp
 // of the true value (cpp/tests/test_random.cpp).
@@ -40,6 +40,13 @@
 
 #if defined(__FAST_MATH__)
 #error "random.hpp: -ffast-math would change the samplers' results; compile without it"
+#endif
+
+// Clang fuses a·b + c by default where the target has FMA; this header opts
+// out itself (and restores the setting at its end). GCC fuses only outside
+// ISO mode (-std=gnu++*), hence -ffp-contract=off in the build.
+#if defined(__clang__)
+#pragma STDC FP_CONTRACT OFF
 #endif
 
 namespace smoothece {
@@ -314,6 +321,9 @@ inline std::int64_t floor_of_product(std::uint64_t n, double p, double& fraction
 
 // ---------------------------------------------------------------------------
 
+// Every sampler takes its random numbers one statement at a time: C++ leaves
+// the order of evaluation of an expression's operands unspecified, so two draws
+// in one expression could come in another order with another compiler.
 class RandomStream {
 public:
     RandomStream(std::uint64_t seed, std::uint64_t stream) : key_{seed, stream} {}
@@ -359,7 +369,8 @@ public:
         if (!(shape > 0.0 && shape < std::numeric_limits<double>::infinity()))
             throw std::invalid_argument("gamma: the shape must be positive and finite");
         if (shape >= 1.0) return gamma_at_least_one(shape);
-        return gamma_at_least_one(shape + 1.0) * portable::exp(portable::log(uniform_open()) / shape);
+        const double g = gamma_at_least_one(shape + 1.0);
+        return g * portable::exp(portable::log(uniform_open()) / shape);
     }
 
     // Beta(a, b) = X/(X + Y) for X ~ Gamma(a), Y ~ Gamma(b), a, b > 0. When a or
@@ -424,7 +435,8 @@ private:
     // log of a Gamma(shape) variate, without underflow for small shapes.
     double log_gamma(double shape) {
         if (shape >= 1.0) return portable::log(gamma_at_least_one(shape));
-        return portable::log(gamma_at_least_one(shape + 1.0)) + portable::log(uniform_open()) / shape;
+        const double log_g = portable::log(gamma_at_least_one(shape + 1.0));
+        return log_g + portable::log(uniform_open()) / shape;
     }
 
     // Inversion: walks up the pmf from 0, f(k + 1) = f(k)·((n + 1)·r/(k + 1) − r),
@@ -560,3 +572,7 @@ private:
 };
 
 }  // namespace smoothece
+
+#if defined(__clang__)
+#pragma STDC FP_CONTRACT DEFAULT
+#endif

@@ -530,7 +530,9 @@ void test_binomial() {
                                                      {401, 0.0249}, {25, 0.4},      {40, 0.75},    {200, 0.97},
                                                      {1000, 0.5},   {123457, 1e-3}, {1 << 30, 0.2}, {std::int64_t{1} << 40, 0.2},
                                                      {std::int64_t{1} << 62, 1e-18}};
-    for (const auto& [n, p] : cases) {
+    for (const auto& test_case : cases) {
+        const std::int64_t n = test_case.first;  // not a structured binding: C++17 lambdas cannot capture those
+        const double p = test_case.second;
         const int draws = 1000000;
         std::vector<std::int64_t> k(draws);
         std::vector<double> x(draws);
@@ -540,7 +542,7 @@ void test_binomial() {
         }
         const double mean = static_cast<double>(n) * p, sd = std::sqrt(mean * (1.0 - p));
         const std::string name = "binomial(" + std::to_string(n) + ", " + fmt(p) + ")";
-        check(std::all_of(k.begin(), k.end(), [n = n](std::int64_t v) { return v >= 0 && v <= n; }), name + ": in [0, n]");
+        check(std::all_of(k.begin(), k.end(), [n](std::int64_t v) { return v >= 0 && v <= n; }), name + ": in [0, n]");
         check_moments(name, x, mean, sd * sd);
         const auto lo = static_cast<std::int64_t>(std::max(0.0, std::floor(mean - 12.0 * sd - 12.0)));
         const auto hi = static_cast<std::int64_t>(std::min(static_cast<double>(n), std::ceil(mean + 12.0 * sd + 12.0)));
