@@ -16,10 +16,11 @@ constexpr double kReach = 9.0;
 // Local grids are smoothed in windows of at most this many intervals.
 constexpr std::int64_t kWindowIntervals = std::int64_t{1} << 18;
 
-void scale_stats(AtomStats& s, double factor) {
-    s.weight *= factor;
-    s.weight_sq *= factor * factor;
-    s.weight_f *= factor;
+// Multiplies the weight sums by 2^delta.
+void scale_stats(AtomStats& s, int delta) {
+    s.weight = std::ldexp(s.weight, delta);
+    s.weight_sq = std::ldexp(s.weight_sq, 2 * delta);
+    s.weight_f = std::ldexp(s.weight_f, delta);
 }
 
 void add_stats(AtomStats& into, const AtomStats& s) {
@@ -61,9 +62,8 @@ double Atoms::total_weight_scaled() const {
 
 void Atoms::rescale(int new_exp) {
     if (new_exp == weight_exp) return;
-    const double factor = std::ldexp(1.0, new_exp - weight_exp);
     for (int y = 0; y < 2; ++y)
-        for (AtomStats& s : by_label[y]) scale_stats(s, factor);
+        for (AtomStats& s : by_label[y]) scale_stats(s, new_exp - weight_exp);
     weight_exp = new_exp;
 }
 

@@ -91,7 +91,9 @@ bool bin_typed(const Inputs& in, const PassSpec& spec, std::int64_t begin, std::
     const Loader load_f = loader_for(in.f.dtype), load_y = loader_for(in.y.dtype);
     const Loader load_w = kWeighted ? loader_for(in.w.dtype) : nullptr;
     const double lo = in.clip_lo, hi = in.clip_hi, scale = static_cast<double>(spec.cells);
-    const double weight_scale = spec.weight_scale;
+    // 2^weight_exp as two finite factors (it may lie beyond 2^1023 for subnormal weights).
+    const int first_exp = std::min(std::max(spec.weight_exp, -600), 600);
+    const double scale_1 = std::ldexp(1.0, first_exp), scale_2 = std::ldexp(1.0, spec.weight_exp - first_exp);
     const auto last = static_cast<std::int32_t>(spec.cells - 1);
     double f_buffer[kBlock], y[kBlock], w_buffer[kBlock];
     alignas(64) double fc[kBlock], lam[kBlock], mass[kBlock], mass_f[kBlock], wk[kBlock];
@@ -118,7 +120,7 @@ bool bin_typed(const Inputs& in, const PassSpec& spec, std::int64_t begin, std::
                 const double v = w[k];
                 bad |= static_cast<unsigned>(!(v >= 0.0)) | static_cast<unsigned>(!(v <= kMaxWeight));
                 max_weight = v > max_weight ? v : max_weight;
-                wk[k] = v * weight_scale;
+                wk[k] = v * scale_1 * scale_2;  // exact: powers of two, normal results
             }
         }
         if (bad) return false;

@@ -42,7 +42,7 @@ struct PassTotals {
 struct PassSpec {
     Mapping mapping;
     std::int64_t cells = 0;     // cells on [0, 1]
-    double weight_scale = 1.0;  // a power of two every weight is multiplied by
+    int weight_exp = 0;         // every weight is multiplied by 2^weight_exp
 };
 
 #define SMOOTHECE_DECLARE_BIN_KERNEL(ns)                                                                   \

@@ -53,12 +53,11 @@ std::int64_t grid_at_least(double v, std::int64_t lo, std::int64_t hi) {
 // --- Draws -------------------------------------------------------------------------
 
 // Σ wᵢEᵢ over a group (Eᵢ ~ Exp(1)) as a multiple of Σw: Gamma with mean Σw
-// and variance Σw² (importance weights) or Σw·unit (frequency weights: the
-// group holds Σw/unit rows).
-double bootstrap_factor(RandomStream& rng, double weight, double weight_sq, double unit, WeightKind kind) {
+// and variance Σw² (importance weights), or Gamma(Σw) for frequency weights
+// (the group holds Σw rows; the weights are scaled by 2^weight_exp).
+double bootstrap_factor(RandomStream& rng, double weight, double weight_sq, int weight_exp, WeightKind kind) {
     if (!(weight > 0.0)) return 1.0;
-    const double variance = kind == WeightKind::Frequency ? weight * unit : weight_sq;
-    const double shape = weight * weight / variance;
+    const double shape = kind == WeightKind::Frequency ? std::ldexp(weight, -weight_exp) : weight * weight / weight_sq;
     return rng.gamma(shape) / shape;
 }
 
@@ -66,12 +65,12 @@ double bootstrap_factor(RandomStream& rng, double weight, double weight_sq, doub
 // mean f̄Σw: Binomial for equal weights (or frequency weights), else a Beta
 // with the right mean and variance f̄(1 − f̄)Σw².
 double consistency_factor(RandomStream& rng, double rows, double weight, double weight_sq, double weight_f,
-                          double unit, WeightKind kind) {
+                          int weight_exp, WeightKind kind) {
     if (!(weight > 0.0) || !(weight_f > 0.0)) return 1.0;
     const double p = std::min(1.0, weight_f / weight);
     if (p >= 1.0) return 1.0;
     double n = weight * weight / weight_sq;  // effective rows
-    if (kind == WeightKind::Frequency) n = weight / unit;
+    if (kind == WeightKind::Frequency) n = std::ldexp(weight, -weight_exp);
     else if (std::fabs(n - rows) <= 1e-9 * rows) n = rows;  // equal weights: rows exactly
     double positive;
     if (n == std::floor(n) && n < 9.0e15) {
@@ -125,15 +124,15 @@ struct Draw {
     double total_weight = 0.0;   // the replicate's Σw (scaled)
 };
 
-Draw draw_groups(const Groups& groups, ResampleKind kind, WeightKind weights, double unit, RandomStream& rng) {
+Draw draw_groups(const Groups& groups, ResampleKind kind, WeightKind weights, int weight_exp, RandomStream& rng) {
     Draw d;
     const auto n = static_cast<std::size_t>(groups.count);
     d.s1.assign(n, 1.0);
     if (kind == ResampleKind::Bootstrap) {
         d.s0.assign(n, 1.0);
         for (std::size_t g = 0; g < n; ++g) {
-            d.s0[g] = bootstrap_factor(rng, groups.weight[0][g], groups.weight_sq[0][g], unit, weights);
-            d.s1[g] = bootstrap_factor(rng, groups.weight[1][g], groups.weight_sq[1][g], unit, weights);
+            d.s0[g] = bootstrap_factor(rng, groups.weight[0][g], groups.weight_sq[0][g], weight_exp, weights);
+            d.s1[g] = bootstrap_factor(rng, groups.weight[1][g], groups.weight_sq[1][g], weight_exp, weights);
             d.total_weight += d.s0[g] * groups.weight[0][g] + d.s1[g] * groups.weight[1][g];
         }
     } else {
@@ -141,7 +140,7 @@ Draw draw_groups(const Groups& groups, ResampleKind kind, WeightKind weights, do
             d.s1[g] = consistency_factor(rng, groups.rows[0][g] + groups.rows[1][g],
                                          groups.weight[0][g] + groups.weight[1][g],
                                          groups.weight_sq[0][g] + groups.weight_sq[1][g],
-                                         groups.weight_f[0][g] + groups.weight_f[1][g], unit, weights);
+                                         groups.weight_f[0][g] + groups.weight_f[1][g], weight_exp, weights);
             d.total_weight += groups.weight[0][g] + groups.weight[1][g];
         }
     }
@@ -280,7 +279,7 @@ Outcome run_replicate(const Plan& plan, const Groups& groups, const Base& base, 
     const ResampleRequest& req = plan.request;
     const Summary& full = *plan.full;
     RandomStream rng(req.seed, stream_of(req.kind, b));
-    const Draw d = draw_groups(groups, req.kind, req.weights, std::ldexp(1.0, full.weight_exp), rng);
+    const Draw d = draw_groups(groups, req.kind, req.weights, full.weight_exp, rng);
     thread_local Masses m;
     thread_local std::vector<double> r, F;
     const bool curves = mu != nullptr;
@@ -385,7 +384,7 @@ Replicates resample(const Summary& full, const ResampleRequest& req) {
 Replicates resample(const Atoms& atoms, const ResampleRequest& req, std::int64_t band_intervals) {
     if (req.count < 1) throw std::invalid_argument("the number of replicates must be at least 1");
     const bool curves = req.mesh_intervals > 0;
-    const double unit = std::ldexp(1.0, atoms.weight_exp);
+    const int weight_exp = atoms.weight_exp;
     const double scale = atoms.mapping.span;
     Replicates out;
     out.sigma_star.assign(static_cast<std::size_t>(req.count), 0.0);
@@ -404,8 +403,8 @@ Replicates resample(const Atoms& atoms, const ResampleRequest& req, std::int64_t
                 const AtomStats& a0 = atoms.by_label[0][i];
                 const AtomStats& a1 = atoms.by_label[1][i];
                 if (req.kind == ResampleKind::Bootstrap) {
-                    const double s0 = bootstrap_factor(rng, a0.weight, a0.weight_sq, unit, req.weights);
-                    const double s1 = bootstrap_factor(rng, a1.weight, a1.weight_sq, unit, req.weights);
+                    const double s0 = bootstrap_factor(rng, a0.weight, a0.weight_sq, weight_exp, req.weights);
+                    const double s1 = bootstrap_factor(rng, a1.weight, a1.weight_sq, weight_exp, req.weights);
                     rep.by_label[0][i].weight = s0 * a0.weight;
                     rep.by_label[0][i].weight_f = s0 * a0.weight_f;
                     rep.by_label[1][i].weight = s1 * a1.weight;
@@ -413,7 +412,7 @@ Replicates resample(const Atoms& atoms, const ResampleRequest& req, std::int64_t
                 } else {
                     const double weight = a0.weight + a1.weight, weight_f = a0.weight_f + a1.weight_f;
                     const double s = consistency_factor(rng, a0.rows + a1.rows, weight, a0.weight_sq + a1.weight_sq,
-                                                        weight_f, unit, req.weights);
+                                                        weight_f, weight_exp, req.weights);
                     const double positive = s * weight_f;  // the new label-1 weight
                     const double f_bar = weight > 0.0 ? weight_f / weight : 0.0;
                     rep.by_label[1][i].weight = positive;

@@ -182,12 +182,12 @@ namespace {
 
 template <class Cell>
 Summary summarize_with(const Inputs& in, const PassOptions& opts) {
-    PassSpec spec{opts.mapping, opts.intervals, 1.0};
+    PassSpec spec{opts.mapping, opts.intervals, 0};
     std::vector<Cell> cells;
     PassTotals totals = bin_all(in, spec, opts.threads, cells);
     const int exp = in.has_weights() ? weight_exponent_for(totals.max_weight) : 0;
     if (exp != 0) {  // extreme weights: once more, scaled (exact: a power of two)
-        spec.weight_scale = std::ldexp(1.0, exp);
+        spec.weight_exp = exp;
         totals = bin_all(in, spec, opts.threads, cells);
     }
     Summary s = Summary::empty(opts.mapping, opts.content, opts.intervals);
@@ -205,7 +205,7 @@ Summary summarize_with(const Inputs& in, const PassOptions& opts) {
 // rows were checked by the first pass, but another thread may have changed
 // them since: a bad value is reported, never used).
 template <class Fn>
-void for_each_row(const Inputs& in, const Mapping& mapping, double weight_scale, Fn&& fn) {
+void for_each_row(const Inputs& in, const Mapping& mapping, int weight_exp, Fn&& fn) {
     with_input_types(in, [&](auto f_tag, auto y_tag, auto w_tag) {
         using F = decltype(f_tag);
         using Y = decltype(y_tag);
@@ -219,7 +219,7 @@ void for_each_row(const Inputs& in, const Mapping& mapping, double weight_scale,
                 !(wi >= 0.0 && wi <= std::numeric_limits<double>::max()))
                 report_bad_rows(in);
             const double f = std::min(std::max(fi, 0.0), 1.0);
-            fn(mapping.position(f), static_cast<int>(yi), wi * weight_scale, f);
+            fn(mapping.position(f), static_cast<int>(yi), std::ldexp(wi, weight_exp), f);
         }
         return 0;
     });
@@ -284,7 +284,7 @@ std::optional<Atoms> atoms_of_rows(const Inputs& in, const Mapping& mapping, int
     std::uint64_t last_key = 0;
     struct Stop {};
     try {
-        for_each_row(in, mapping, std::ldexp(1.0, weight_exp), [&](double x, int y, double w, double f) {
+        for_each_row(in, mapping, weight_exp, [&](double x, int y, double w, double f) {
             const std::uint64_t key = bits_of(x);
             if (last == nullptr || key != last_key) {
                 std::size_t h = static_cast<std::size_t>((key * 0x9E3779B97F4A7C15ULL) >> 20) & (capacity - 1);
@@ -332,8 +332,7 @@ Atoms all_atoms_of_rows(const Inputs& in, const Mapping& mapping, int weight_exp
     };
     std::vector<Row> rows;
     rows.reserve(static_cast<std::size_t>(in.size()));
-    for_each_row(in, mapping, std::ldexp(1.0, weight_exp),
-                 [&](double x, int y, double w, double f) { rows.push_back({x, w, f, y}); });
+    for_each_row(in, mapping, weight_exp, [&](double x, int y, double w, double f) { rows.push_back({x, w, f, y}); });
     pass_counter.fetch_add(1, std::memory_order_relaxed);
     std::sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) { return a.x < b.x; });
     Atoms atoms;

@@ -103,8 +103,9 @@ void add_to(std::vector<double>& a, const std::vector<double>& b) {
     for (std::size_t j = 0; j < a.size(); ++j) a[j] += b[j];
 }
 
-void scale_by(std::vector<double>& a, double factor) {
-    for (double& v : a) v *= factor;
+// Multiplies by 2^delta (exact, but for underflow of negligible sums).
+void scale_by(std::vector<double>& a, int delta) {
+    for (double& v : a) v = std::ldexp(v, delta);
 }
 
 }  // namespace
@@ -141,10 +142,10 @@ Summary Summary::restricted(std::int64_t coarse, bool residual_only) const {
 
 void Summary::rescale(int new_exp) {
     if (new_exp == weight_exp) return;
-    const double factor = std::ldexp(1.0, new_exp - weight_exp);
-    for (auto* v : {&residual, &w0, &w1, &f0, &f1, &cells.weight, &cells.weight_f}) scale_by(*v, factor);
-    scale_by(cells.weight_sq, factor * factor);
-    weight *= factor;
+    const int delta = new_exp - weight_exp;
+    for (auto* v : {&residual, &w0, &w1, &f0, &f1, &cells.weight, &cells.weight_f}) scale_by(*v, delta);
+    scale_by(cells.weight_sq, 2 * delta);
+    weight = std::ldexp(weight, delta);
     weight_exp = new_exp;
 }
 

@@ -1,7 +1,9 @@
 // Tests of the C++ core without Python: built with -DSMOOTHECE_BUILD_TESTS=ON
-// and run by ctest (.ci/run does). The Python suite checks accuracy in depth;
-// this checks that the core stands alone: hand-derived values, the fixpoint,
-// threads, and the error contract.
+// and run by ctest (.ci/run does). The Python suite checks accuracy in depth
+// against an independent exact evaluator; this checks that the core stands
+// alone the way the bindings drive it: hand-derived values, the fixpoint,
+// the logit metric, threads, exact atoms, resampling, the summary's merge and
+// bytes, and the error contract.
 #include <cmath>
 #include <cstdio>
 #include <random>
@@ -9,9 +11,10 @@
 #include <string>
 #include <vector>
 
-#include "diagram.hpp"
+#include "analysis.hpp"
+#include "errors.hpp"
+#include "rows.hpp"
 #include "sketch.hpp"
-#include "smece.hpp"
 
 using namespace smoothece;
 
@@ -24,12 +27,40 @@ void check(bool ok, const std::string& what) {
     if (!ok) ++failures;
 }
 
-Inputs rows(const std::vector<double>& f, const std::vector<std::uint8_t>& y) {
-    Inputs in;
-    const auto n = static_cast<std::int64_t>(f.size());
-    in.f = {reinterpret_cast<const char*>(f.data()), n, sizeof(double), DType::Float64, "f"};
-    in.y = {reinterpret_cast<const char*>(y.data()), n, sizeof(std::uint8_t), DType::Bool, "y"};
-    return in;
+struct Rows {
+    std::vector<double> f, w;
+    std::vector<std::uint8_t> y;
+
+    Inputs inputs(std::int64_t begin = 0, std::int64_t end = -1) const {
+        if (end < 0) end = static_cast<std::int64_t>(f.size());
+        Inputs in;
+        const std::int64_t n = end - begin;
+        in.f = {reinterpret_cast<const char*>(f.data() + begin), n, sizeof(double), DType::Float64, "f"};
+        in.y = {reinterpret_cast<const char*>(y.data() + begin), n, sizeof(std::uint8_t), DType::Bool, "y"};
+        if (!w.empty()) in.w = {reinterpret_cast<const char*>(w.data() + begin), n, sizeof(double), DType::Float64, "weights"};
+        return in;
+    }
+};
+
+double smece(const Rows& r, Metric metric = Metric::L1, std::int64_t threads = 1) {
+    return Analysis::of_rows(r.inputs(), metric, Content::Residual, threads).smece(threads).sigma;
+}
+
+double smece_sigma(const Rows& r, double sigma, Metric metric = Metric::L1) {
+    return Analysis::of_rows(r.inputs(), metric, Content::Residual, 1, sigma).smece_sigma(sigma, 1).value;
+}
+
+Rows random_rows(std::size_t n, std::uint64_t seed, bool weighted = false) {
+    std::mt19937_64 rng(seed);
+    std::uniform_real_distribution<double> u;
+    std::lognormal_distribution<double> lognormal;
+    Rows r;
+    for (std::size_t i = 0; i < n; ++i) {
+        r.f.push_back(u(rng));
+        r.y.push_back(u(rng) < r.f.back() * r.f.back() ? 1 : 0);
+        if (weighted) r.w.push_back(lognormal(rng));
+    }
+    return r;
 }
 
 }  // namespace
@@ -37,72 +68,111 @@ Inputs rows(const std::vector<double>& f, const std::vector<std::uint8_t>& y) {
 int main() {
     // One row at 0.3 with y = 1: r = 0.7·K̃σ(·, 0.3), which integrates to 0.7 for every σ.
     {
-        const std::vector<double> f{0.3};
-        const std::vector<std::uint8_t> y{1};
-        for (double sigma : {0.002, 0.05, 1.0})
-            check(std::fabs(smece_sigma_of_rows(rows(f, y), sigma, 1) - 0.7) < 1e-12,
-                  "single row: smECE_sigma = 0.7 at sigma " + std::to_string(sigma));
-        check(std::fabs(smece_of_rows(rows(f, y), 1) - 0.7) < 1e-9, "single row: sigma* = 0.7");
+        const Rows one{{0.3}, {}, {1}};
+        for (double sigma : {1e-9, 0.002, 0.05, 1.0})
+            check(std::fabs(smece_sigma(one, sigma) - 0.7) < 1e-12, "single row: smECE_sigma = 0.7 at sigma " + std::to_string(sigma));
+        check(std::fabs(smece(one) - 0.7) < 1e-12, "single row: sigma* = 0.7");
     }
     // A mass at an end point is its own mirror image: f = 0, y = 1 gives 1.
+    check(std::fabs(smece_sigma(Rows{{0.0}, {}, {1}}, 0.1) - 1.0) < 1e-12, "mass at 0 counts twice");
+    // Every residual zero: sigma* = 0 exactly.
+    check(smece(Rows{{0.0, 1.0, 1.0}, {}, {0, 1, 1}}) == 0.0, "no residual: sigma* = 0");
+    // Two point masses whose residual sums nearly cancel: σ* far below any grid, exact from atoms.
     {
-        const std::vector<double> f{0.0};
-        const std::vector<std::uint8_t> y{1};
-        check(std::fabs(smece_sigma_of_rows(rows(f, y), 0.1, 1) - 1.0) < 1e-12, "mass at 0 counts twice");
+        const Rows r{{0.3, 0.3, 0.7, 0.7}, {3.0, 7.001, 7.0, 3.0}, {1, 0, 1, 0}};
+        const double expected = std::fabs(3.0 * (1.0 - 0.3) - 7.001 * 0.3) / 20.001;
+        check(std::fabs(smece(r) - expected) < 1e-16, "atoms below the grid: sigma* exact");
     }
-    // Random data: the fixpoint property, monotonicity, thread agreement, sketch = arrays.
+    // Random data: the fixpoint, monotonicity, threads, the logit metric.
+    const Rows data = random_rows(300000, 7);
+    const double s1 = smece(data, Metric::L1, 1), s2 = smece(data, Metric::L1, 2);
     {
-        std::mt19937_64 rng(7);
-        std::uniform_real_distribution<double> u;
-        std::vector<double> f(300000);
-        std::vector<std::uint8_t> y(f.size());
-        for (std::size_t i = 0; i < f.size(); ++i) {
-            f[i] = u(rng);
-            y[i] = u(rng) < f[i] * f[i];
-        }
-        const Inputs in = rows(f, y);
-        const double s1 = smece_of_rows(in, 1), s2 = smece_of_rows(in, 2);
         check(std::fabs(s1 - s2) < 1e-12, "1 and 2 threads agree");
-        check(std::fabs(smece_sigma_of_rows(in, s1, 1) - s1) < 1e-8, "smECE at sigma* equals sigma*");
+        check(std::fabs(smece_sigma(data, s1) - s1) < 1e-8, "smECE at sigma* equals sigma*");
         double previous = 2.0;
         bool monotone = true;
-        for (double sigma = 0.002; sigma < 1.0; sigma *= 1.5) {
-            const double v = smece_sigma_of_rows(in, sigma, 1);
+        for (double sigma = 1e-7; sigma < 1.0; sigma *= 2.5) {
+            const double v = smece_sigma(data, sigma);
             monotone = monotone && v <= previous + 1e-12;
             previous = v;
         }
-        check(monotone, "smECE_sigma non-increasing in sigma");
-        Sketch a, b;
-        Inputs first = in, second = in;
-        first.f.size = first.y.size = 100000;
-        second.f.data += 100000 * sizeof(double);
-        second.y.data += 100000;
-        second.f.size = second.y.size = 200000;
-        a.update(first, 1);
-        b.update(second, 1);
+        check(monotone, "smECE_sigma non-increasing in sigma, 1e-7 to 1");
+        const double z = smece(data, Metric::Logit);
+        check(z > 0.0 && std::fabs(smece_sigma(data, z, Metric::Logit) - z) < 1e-8, "logit metric: smECE at sigma* equals sigma*");
+    }
+    // Weights: scaling by any power of ten, subnormal included, changes nothing.
+    {
+        Rows r = random_rows(2000, 3, true);
+        const double base = smece(r);
+        bool invariant = true;
+        for (double factor : {1e-310, 1e-200, 1e200, 1e300}) {
+            Rows scaled = r;
+            for (double& w : scaled.w) w *= factor;
+            invariant = invariant && std::fabs(smece(scaled) - base) < 1e-12;
+        }
+        check(invariant, "weights: invariant to scaling, subnormal and huge included");
+    }
+    // The summary: a sketch built in two batches and merged equals the arrays, and round-trips its bytes.
+    for (Metric metric : {Metric::L1, Metric::Logit}) {
+        const std::string name = metric == Metric::L1 ? "l1" : "logit";
+        Sketch a(metric, std::int64_t{1} << 15), b(metric, std::int64_t{1} << 15);
+        a.update(data.inputs(0, 100000), 1);
+        b.update(data.inputs(100000), 1);
         a.merge(b);
         const Sketch c = Sketch::from_bytes(a.to_bytes());
-        check(std::fabs(c.smece().sigma - a.smece().sigma) == 0.0, "sketch bytes round trip");
-        check(std::fabs(a.smece().sigma - s1) < 1e-8, "merged sketch equals the arrays");
+        check(c.to_bytes() == a.to_bytes(), name + ": sketch bytes round trip");
+        const double arrays = smece(data, metric);
+        check(std::fabs(c.analysis().smece(1).sigma - arrays) < 1e-7, name + ": merged sketch equals the arrays");
+        Sketch small(metric, 1024);
+        small.update(data.inputs(0, 300), 1);
+        check(small.exact(), name + ": a small sketch keeps its rows exactly");
+        const Sketch small_back = Sketch::from_bytes(small.to_bytes());
+        check(small_back.to_bytes() == small.to_bytes(), name + ": exact sketch bytes round trip");
     }
-    // The error contract: a bad value is named with its index.
+    // Resampling: the same seed gives the same replicates on any thread count;
+    // replicates of calibrated data scatter around their noise floor.
     {
-        const std::vector<double> f{0.1, 1.5, 0.2};
-        const std::vector<std::uint8_t> y{0, 1, 1};
-        std::string message;
+        Analysis full = Analysis::of_rows(data.inputs(), Metric::L1, Content::Full, 1);
+        const double star = full.smece(1).sigma;
+        const Replicates one = full.replicates(ResampleKind::Bootstrap, 64, 42, star, 64, WeightKind::Importance, false, 1);
+        const Replicates two = full.replicates(ResampleKind::Bootstrap, 64, 42, star, 64, WeightKind::Importance, false, 2);
+        check(one.sigma_star == two.sigma_star && one.mu.size() == two.mu.size(), "bootstrap: threads give the same replicates");
+        double mean = 0.0;
+        for (double s : one.sigma_star) mean += s / 64.0;
+        check(std::fabs(mean - star) < 0.5 * star, "bootstrap replicates near sigma*");
+        const Replicates null = full.replicates(ResampleKind::Consistency, 64, 42, star, 0, WeightKind::Importance, false, 2);
+        double above = 0.0;
+        for (double s : null.sigma_star) above += s >= star ? 1.0 : 0.0;
+        check(above / 64.0 < 0.1, "consistency replicates of miscalibrated data lie below its sigma*");
+    }
+    // The error contract: a bad value is named with its index, as fields too.
+    {
+        Rows bad{{0.1, 1.5, 0.2, 2.0}, {}, {0, 1, 1, 0}};
+        bool named = false;
         try {
-            smece_of_rows(rows(f, y), 1);
-        } catch (const std::invalid_argument& e) {
-            message = e.what();
+            smece(bad);
+        } catch (const InputError& e) {
+            named = std::string(e.what()).rfind("f[1] = 1.5:", 0) == 0 && e.argument == "f" && e.index == 1 &&
+                    e.value == 1.5 && e.count == 2 && e.size == 4;
         }
-        check(message.rfind("f[1] = 1.5:", 0) == 0, "bad prediction reported as: " + message);
-        std::string corrupt;
+        check(named, "bad prediction: InputError f[1] = 1.5, 2 of 4");
+        bool corrupt = false;
         try {
-            Sketch::from_bytes("not a sketch");
-        } catch (const std::invalid_argument& e) {
-            corrupt = e.what();
+            Sketch::from_bytes("not a sketch, and too short to be one: forty or more bytes long, sixty-four even");
+        } catch (const CorruptSketch&) {
+            corrupt = true;
         }
-        check(!corrupt.empty(), "foreign bytes refused: " + corrupt);
+        check(corrupt, "foreign bytes refused as a corrupt sketch");
+        Sketch s(Metric::L1, 256);
+        const Rows huge{{0.5, 0.5}, {1.5e308, 1.5e308}, {1, 0}};
+        bool overflow = false;
+        try {
+            s.update(huge.inputs(0, 1), 1);
+            s.update(huge.inputs(1, 2), 1);
+        } catch (const InputError& e) {
+            overflow = e.argument == "weights" && s.rows() == 1;
+        }
+        check(overflow, "a total weight that would overflow is refused and changes nothing");
     }
     std::printf("%d failure(s)\n", failures);
     return failures == 0 ? 0 : 1;
