@@ -7,6 +7,7 @@ namespace smoothece::bind {
 void register_analysis(py::module_& m);
 void register_sketch(py::module_& m);
 void register_support(py::module_& m);
+void register_groups(py::module_& m);
 }  // namespace smoothece::bind
 
 PYBIND11_MODULE(_core, m) {
@@ -29,4 +30,5 @@ PYBIND11_MODULE(_core, m) {
     bind::register_analysis(m);
     bind::register_sketch(m);
     bind::register_support(m);
+    bind::register_groups(m);
 }

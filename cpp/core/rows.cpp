@@ -62,7 +62,7 @@ void scan_column(const Column& c, Ok ok, const std::string& rule) {
 }
 
 // The slow, exact report of the first bad row (the kernel only knows that a block holds one).
-[[noreturn]] void report_bad_rows(const Inputs& in) {
+[[noreturn]] void report_first_bad_row(const Inputs& in) {
     const double lo = in.clip_lo, hi = in.clip_hi;
     const std::string f_rule = (lo == 0.0 && hi == 1.0)
                                    ? "predictions must be finite and in [0, 1]"
@@ -146,7 +146,7 @@ PassTotals bin_all(const Inputs& in, const PassSpec& spec, std::int64_t threads,
         }
     });
     pass_counter.fetch_add(1, std::memory_order_relaxed);
-    if (std::find(ok.begin(), ok.end(), 0) != ok.end()) report_bad_rows(in);
+    if (std::find(ok.begin(), ok.end(), 0) != ok.end()) report_first_bad_row(in);
     // Summed in thread order, so the result depends only on the thread count.
     PassTotals sum;
     for (std::size_t t = 0; t < cells.size(); ++t) {
@@ -217,7 +217,7 @@ void for_each_row(const Inputs& in, const Mapping& mapping, int weight_exp, Fn&&
             if constexpr (!std::is_same_v<W, NoWeights>) wi = static_cast<double>(in.w.at<W>(i));
             if (!(fi >= in.clip_lo && fi <= in.clip_hi) || !(yi == 0.0 || yi == 1.0) ||
                 !(wi >= 0.0 && wi <= std::numeric_limits<double>::max()))
-                report_bad_rows(in);
+                report_first_bad_row(in);
             const double f = std::min(std::max(fi, 0.0), 1.0);
             fn(mapping.position(f), static_cast<int>(yi), std::ldexp(wi, weight_exp), f);
         }
@@ -239,6 +239,8 @@ std::uint64_t bits_of(double x) {
 }
 
 }  // namespace
+
+void report_bad_rows(const Inputs& in) { report_first_bad_row(in); }
 
 void check_shapes(const Inputs& in, bool allow_empty) {
     const std::int64_t n = in.f.size;
@@ -270,8 +272,10 @@ Summary summarize_rows(const Inputs& in, const PassOptions& opts) {
 std::optional<Atoms> atoms_of_rows(const Inputs& in, const Mapping& mapping, int weight_exp, std::size_t max_atoms) {
     // Open addressing on the bits of the position; a run of equal positions
     // (a base rate) costs one comparison per row.
+    // A batch of n rows holds at most n positions: small batches get small tables.
+    const std::size_t most = std::min(max_atoms, static_cast<std::size_t>(in.size()));
     std::size_t capacity = 16;
-    while (capacity < 2 * max_atoms) capacity *= 2;
+    while (capacity < 2 * most + 2) capacity *= 2;
     struct Slot {
         std::uint64_t key = 0;
         bool used = false;

@@ -21,6 +21,10 @@ struct PassOptions {
     bool allow_zero_weight = false;   // a batch of a stream may weigh nothing
 };
 
+// Finds the first row breaking the input contract and throws its InputError
+// (the exact, slow report of a check that only knows a row is bad).
+[[noreturn]] void report_bad_rows(const Inputs& in);
+
 // Checks the shapes of the columns (lengths, non-empty); InputError if not.
 void check_shapes(const Inputs& in, bool allow_empty = false);
 

@@ -20,6 +20,7 @@ except ImportError as err:  # pragma: no cover - only on a broken install
 from ._api import smece, smece_sigma
 from ._errors import InputError, ResolutionWarning
 from .diagram import ReliabilityDiagram, reliability_diagram
+from .groups import GroupedCalibration, GroupedSketch, smece_by_group
 from .measures import (
     BinnedCalibration,
     BrierDecomposition,
@@ -32,7 +33,7 @@ from .measures import (
     laplace_kernel_ce,
 )
 from .multiclass import ClasswiseResult, classwise_smece, confidence_pairs, top_label_diagram, top_label_smece
-from .plotting import plot_binned_diagram, plot_reliability_diagram
+from .plotting import plot_binned_diagram, plot_groups, plot_reliability_diagram
 from .recalibration import SmoothCalibrator
 from .resampling import BootstrapResult, CalibrationTest, bootstrap_smece, calibration_test
 from .sketch import CalibrationSketch
@@ -67,10 +68,13 @@ __all__ = [
     "reliability_diagram",
     "bootstrap_smece",
     "calibration_test",
+    "smece_by_group",
     "ReliabilityDiagram",
     "BootstrapResult",
     "CalibrationTest",
     "CalibrationSketch",
+    "GroupedCalibration",
+    "GroupedSketch",
     "InputError",
     "ResolutionWarning",
     "confidence_pairs",
@@ -90,5 +94,6 @@ __all__ = [
     "SmoothCalibrator",
     "plot_reliability_diagram",
     "plot_binned_diagram",
+    "plot_groups",
     "__version__",
 ]

@@ -18,7 +18,7 @@ from typing import Any, Optional
 import numpy as np
 
 
-__all__ = ["plot_diagram", "plot_reliability_diagram", "plot_binned_diagram"]
+__all__ = ["plot_diagram", "plot_reliability_diagram", "plot_binned_diagram", "plot_groups"]
 
 #: Line widths (points) of the curve at zero density and at the maximum density.
 _MIN_WIDTH = 0.6
@@ -317,4 +317,73 @@ def plot_binned_diagram(
                         fontsize="xx-small", color="0.25", gid="smoothece-count")
     _frame(ax, show_diagonal=True)
     _annotate(ax, f"binned ECE = {b.ece('l1'):.3f}", color)
+    return ax
+
+
+def plot_groups(result, ax=None, *, max_groups: int = 40, alpha: float = 0.05, color="C0", flag_color="C3"):
+    """Draws a :class:`smoothece.GroupedCalibration`: a forest plot for categories,
+    a drift plot for ordered keys (numbers, dates).
+
+    Forest plot: one row per group, the ``max_groups`` largest SmoothECEs
+    first, each a point with its bootstrap interval (when computed) and its
+    row count at the right. Drift plot: the SmoothECE over the keys, with the
+    interval as a band. Groups whose Benjamini–Hochberg adjusted p-value is
+    at most ``alpha`` (when the test was run) are drawn in ``flag_color``.
+
+    Returns the Axes drawn on (a new figure when ``ax`` is None).
+    """
+    if isinstance(max_groups, bool) or not isinstance(max_groups, (int, np.integer)) or max_groups < 1:
+        raise ValueError(f"max_groups must be a positive int, got {max_groups!r}")
+    value = np.asarray(result.smece, dtype=float)
+    low, high = np.asarray(result.low, dtype=float), np.asarray(result.high, dtype=float)
+    flagged = np.asarray(result.p_adjusted, dtype=float) <= alpha
+    has_interval = result.n_boot > 0
+    name = "smECE" if result.metric == "l1" else f"smECE[{result.metric}]"
+    if result.ordered:
+        if ax is None:
+            import matplotlib.pyplot as plt
+
+            _, ax = plt.subplots(figsize=(7, 3.8), layout="constrained")
+        keys = np.asarray(result.keys)
+        if has_interval:
+            ax.fill_between(keys, low, high, color=color, alpha=0.2, linewidth=0, gid="smoothece-group-band",
+                            label=f"{result.level:.0%} bootstrap interval")
+        ax.plot(keys, value, marker="o", markersize=3, color=color, linewidth=1.2, gid="smoothece-group-line",
+                label=name)
+        if flagged.any():
+            ax.plot(keys[flagged], value[flagged], linestyle="none", marker="o", markersize=5, color=flag_color,
+                    gid="smoothece-group-flagged", label=f"miscalibrated (BH-adjusted p ≤ {alpha:g})")
+        if keys.dtype.kind == "M":  # dates: short labels that do not overlap
+            import matplotlib.dates as mdates
+
+            locator = mdates.AutoDateLocator()
+            ax.xaxis.set_major_locator(locator)
+            ax.xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator))
+        ax.set_ylabel(f"SmoothECE ({name})")
+        ax.set_ylim(bottom=0.0)
+        ax.legend(loc="upper left", fontsize="small", frameon=False)
+        return ax
+    order = np.argsort(-np.nan_to_num(value, nan=-1.0), kind="stable")[:max_groups]
+    rows = len(order)
+    if ax is None:
+        import matplotlib.pyplot as plt
+
+        _, ax = plt.subplots(figsize=(6, 1.2 + 0.24 * rows), layout="constrained")
+    where = np.arange(rows)[::-1]  # the largest at the top
+    colors = [flag_color if flagged[i] else color for i in order]
+    if has_interval:
+        ax.hlines(where, low[order], high[order], colors=colors, linewidth=1.5, gid="smoothece-group-intervals")
+    ax.scatter(value[order], where, c=colors, s=18, zorder=3, gid="smoothece-group-points")
+    ax.set_yticks(where, [str(k) for k in np.asarray(result.keys)[order]])
+    counts = ax.secondary_yaxis("right")
+    counts.set_yticks(where, [f"n={int(n):,}" for n in np.asarray(result.n)[order]])
+    counts.tick_params(length=0, labelsize="small")
+    ax.set_ylim(-0.7, rows - 0.3)
+    ax.set_xlim(left=0.0)
+    ax.set_xlabel(f"SmoothECE ({name})" + (f", {result.level:.0%} bootstrap intervals" if has_interval else ""))
+    hidden = len(result) - rows
+    title = f"{rows} of {len(result)} groups, largest first" if hidden else f"{rows} groups, largest first"
+    if flagged.any():
+        title += f"; red: BH-adjusted p ≤ {alpha:g}"
+    ax.set_title(title, fontsize="small")
     return ax

@@ -1,0 +1,105 @@
+#include "pybind11.hpp"
+
+#include "groups.hpp"
+
+namespace smoothece::bind {
+
+namespace {
+
+py::dict answers_to_dict(GroupAnswers&& a) {
+    py::dict d;
+    d["rows"] = to_numpy(std::move(a.rows));
+    d["total_weight"] = to_numpy(std::move(a.total_weight));
+    d["sigma"] = to_numpy(std::move(a.sigma));
+    d["low"] = to_numpy(std::move(a.low));
+    d["high"] = to_numpy(std::move(a.high));
+    d["p_value"] = to_numpy(std::move(a.p_value));
+    return d;
+}
+
+GroupOptions as_options(const std::string& metric, std::int64_t n_boot, std::int64_t n_sim, double level,
+                        std::uint64_t seed, const std::string& weights) {
+    GroupOptions o;
+    o.metric = as_metric(metric);
+    o.n_boot = n_boot;
+    o.n_sim = n_sim;
+    o.level = level;
+    o.seed = seed;
+    if (weights == "importance") o.weights = WeightKind::Importance;
+    else if (weights == "frequency") o.weights = WeightKind::Frequency;
+    else throw py::value_error("weights must be 'importance' or 'frequency', got '" + weights + "'");
+    return o;
+}
+
+// Group codes: a 1-D contiguous int64 array (the Python layer makes it).
+const std::int64_t* codes_of(const py::array_t<std::int64_t, py::array::c_style>& codes, std::int64_t n) {
+    if (codes.ndim() != 1 || codes.shape(0) != n) throw py::value_error("group codes must have one entry per row");
+    return codes.data();
+}
+
+}  // namespace
+
+void register_groups(py::module_& m) {
+    m.def(
+        "factorize",
+        [](const py::array& keys) {
+            if (keys.ndim() != 1) throw py::value_error("keys must be 1-D");
+            const char kind = keys.dtype().kind();
+            if (std::string("biufMmUS").find(kind) == std::string::npos)
+                throw py::type_error("keys of dtype " + std::string(py::str(keys.dtype())) + " cannot be factorized");
+            const auto* data = static_cast<const char*>(keys.data());
+            const std::int64_t size = keys.shape(0), stride = keys.strides(0), itemsize = keys.itemsize();
+            Factorized out = without_gil([&] { return factorize(data, size, stride, itemsize, kind == 'f'); });
+            return py::make_tuple(to_numpy(std::move(out.codes)), to_numpy(std::move(out.first)));
+        },
+        py::arg("keys"), "Codes of distinct keys in order of first appearance, and the row where each first appears.");
+
+    m.def(
+        "smece_by_group",
+        [](const py::array& f, const py::array& y, const std::optional<py::array>& w, double clip_lo, double clip_hi,
+           const py::array_t<std::int64_t, py::array::c_style>& codes, std::int64_t groups, const std::string& metric,
+           std::int64_t n_boot, std::int64_t n_sim, double level, std::uint64_t seed, const std::string& weights,
+           std::int64_t threads) {
+            const Inputs in = as_inputs(f, y, w, clip_lo, clip_hi);
+            const std::int64_t* c = codes_of(codes, in.size());
+            const GroupOptions options = as_options(metric, n_boot, n_sim, level, seed, weights);
+            return answers_to_dict(without_gil([&] {
+                const GroupedRows grouped = gather_groups(in, c, groups);
+                return answer_groups(grouped, options, threads);
+            }));
+        },
+        py::arg("f"), py::arg("y"), py::arg("weights"), py::arg("clip_lo"), py::arg("clip_hi"), py::arg("codes"),
+        py::arg("groups"), py::arg("metric"), py::arg("n_boot"), py::arg("n_sim"), py::arg("level"), py::arg("seed"),
+        py::arg("weight_kind"), py::arg("threads"));
+
+    py::class_<GroupedSketch>(m, "GroupedSketch")
+        .def(py::init([](const std::string& metric, std::int64_t resolution) {
+                 return GroupedSketch(as_metric(metric), resolution);
+             }),
+             py::arg("metric"), py::arg("resolution"))
+        .def("update",
+             [](GroupedSketch& s, const py::array& f, const py::array& y, const std::optional<py::array>& w,
+                double clip_lo, double clip_hi, const py::array_t<std::int64_t, py::array::c_style>& codes,
+                std::int64_t threads) {
+                 const Inputs in = as_inputs(f, y, w, clip_lo, clip_hi);
+                 const std::int64_t* c = codes_of(codes, in.size());
+                 without_gil([&] { s.update(in, c, threads); });
+             })
+        .def("merge",
+             [](GroupedSketch& s, const GroupedSketch& other, const std::vector<std::int64_t>& mapping) {
+                 without_gil([&] { s.merge(other, mapping); });
+             })
+        .def_property_readonly("groups", &GroupedSketch::groups)
+        .def_property_readonly("resolution", &GroupedSketch::resolution)
+        .def("sketch", [](const GroupedSketch& s, std::int64_t g) { return Sketch(s.sketch(g)); })
+        .def("set", &GroupedSketch::set)
+        .def("answer",
+             [](const GroupedSketch& s, std::int64_t n_boot, std::int64_t n_sim, double level, std::uint64_t seed,
+                const std::string& weights, std::int64_t threads) {
+                 const GroupOptions options = as_options(s.metric() == Metric::Logit ? "logit" : "l1", n_boot, n_sim,
+                                                         level, seed, weights);
+                 return answers_to_dict(without_gil([&] { return s.answer(options, threads); }));
+             });
+}
+
+}  // namespace smoothece::bind

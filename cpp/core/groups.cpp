@@ -1,0 +1,295 @@
+#include "groups.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <string_view>
+#include <unordered_map>
+
+#include "analysis.hpp"
+#include "errors.hpp"
+#include "pool.hpp"
+#include "rows.hpp"
+
+namespace smoothece {
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr std::int64_t kChunk = std::int64_t{1} << 16;
+
+// Keys of at most 8 bytes as one word (−0.0 as 0.0), hashed by open addressing.
+std::uint64_t word_of(const char* p, std::int64_t itemsize, bool floating) {
+    std::uint64_t word = 0;
+    std::memcpy(&word, p, static_cast<std::size_t>(itemsize));
+    if (floating) {
+        if (itemsize == 8) {
+            double v;
+            std::memcpy(&v, p, 8);
+            if (v == 0.0) word = 0;
+        } else if (itemsize == 4) {
+            float v;
+            std::memcpy(&v, p, 4);
+            if (v == 0.0f) word = 0;
+        }
+    }
+    return word;
+}
+
+Factorized factorize_words(const char* data, std::int64_t size, std::int64_t stride, std::int64_t itemsize,
+                           bool floating) {
+    Factorized out;
+    out.codes.resize(static_cast<std::size_t>(size));
+    std::size_t capacity = 1024;
+    std::vector<std::uint64_t> keys(capacity);
+    std::vector<std::int64_t> slots(capacity, -1);
+    for (std::int64_t i = 0; i < size; ++i) {
+        if ((i & (kChunk - 1)) == 0) interruption_point();
+        const std::uint64_t key = word_of(data + i * stride, itemsize, floating);
+        if (2 * out.first.size() >= capacity) {  // grow: rehash at half load
+            capacity *= 2;
+            std::vector<std::uint64_t> new_keys(capacity);
+            std::vector<std::int64_t> new_slots(capacity, -1);
+            for (std::size_t s = 0; s < slots.size(); ++s) {
+                if (slots[s] < 0) continue;
+                std::size_t h = static_cast<std::size_t>((keys[s] * 0x9E3779B97F4A7C15ULL) >> 17) & (capacity - 1);
+                while (new_slots[h] >= 0) h = (h + 1) & (capacity - 1);
+                new_keys[h] = keys[s];
+                new_slots[h] = slots[s];
+            }
+            keys.swap(new_keys);
+            slots.swap(new_slots);
+        }
+        std::size_t h = static_cast<std::size_t>((key * 0x9E3779B97F4A7C15ULL) >> 17) & (capacity - 1);
+        while (slots[h] >= 0 && keys[h] != key) h = (h + 1) & (capacity - 1);
+        if (slots[h] < 0) {
+            keys[h] = key;
+            slots[h] = static_cast<std::int64_t>(out.first.size());
+            out.first.push_back(i);
+        }
+        out.codes[static_cast<std::size_t>(i)] = slots[h];
+    }
+    return out;
+}
+
+Factorized factorize_bytes(const char* data, std::int64_t size, std::int64_t stride, std::int64_t itemsize) {
+    Factorized out;
+    out.codes.resize(static_cast<std::size_t>(size));
+    std::unordered_map<std::string_view, std::int64_t> seen;
+    for (std::int64_t i = 0; i < size; ++i) {
+        if ((i & (kChunk - 1)) == 0) interruption_point();
+        const std::string_view key(data + i * stride, static_cast<std::size_t>(itemsize));
+        const auto [it, added] = seen.emplace(key, static_cast<std::int64_t>(out.first.size()));
+        if (added) out.first.push_back(i);
+        out.codes[static_cast<std::size_t>(i)] = it->second;
+    }
+    return out;
+}
+
+}  // namespace
+
+Factorized factorize(const char* data, std::int64_t size, std::int64_t stride, std::int64_t itemsize, bool floating) {
+    if (itemsize <= 8) return factorize_words(data, size, stride, itemsize, floating);
+    return factorize_bytes(data, size, stride, itemsize);
+}
+
+Inputs GroupedRows::rows_of(std::int64_t g) const {
+    const std::int64_t begin = offset[static_cast<std::size_t>(g)], n = offset[static_cast<std::size_t>(g + 1)] - begin;
+    Inputs in;
+    in.f = {reinterpret_cast<const char*>(f.data() + begin), n, sizeof(double), DType::Float64, "f"};
+    in.y = {reinterpret_cast<const char*>(y.data() + begin), n, sizeof(std::uint8_t), DType::UInt8, "y"};
+    if (!w.empty()) in.w = {reinterpret_cast<const char*>(w.data() + begin), n, sizeof(double), DType::Float64, "weights"};
+    in.clip_lo = clip_lo;
+    in.clip_hi = clip_hi;
+    return in;
+}
+
+GroupedRows gather_groups(const Inputs& in, const std::int64_t* codes, std::int64_t groups) {
+    check_shapes(in);
+    const std::int64_t n = in.size();
+    GroupedRows out;
+    out.clip_lo = in.clip_lo;
+    out.clip_hi = in.clip_hi;
+    out.offset.assign(static_cast<std::size_t>(groups + 1), 0);
+    for (std::int64_t i = 0; i < n; ++i) {
+        const std::int64_t c = codes[i];
+        if (c < 0 || c >= groups) throw std::logic_error("a group code out of range");
+        ++out.offset[static_cast<std::size_t>(c + 1)];
+    }
+    for (std::int64_t g = 0; g < groups; ++g) out.offset[static_cast<std::size_t>(g + 1)] += out.offset[static_cast<std::size_t>(g)];
+    std::vector<std::int64_t> cursor(out.offset.begin(), out.offset.end() - 1);
+    out.f.resize(static_cast<std::size_t>(n));
+    out.y.resize(static_cast<std::size_t>(n));
+    if (in.has_weights()) out.w.resize(static_cast<std::size_t>(n));
+    // Checked in the same pass, as smece checks them (the groups' own passes
+    // then find nothing): a bad row is reported in the caller's coordinates.
+    bool bad = false;
+    with_input_types(in, [&](auto f_tag, auto y_tag, auto w_tag) {
+        using F = decltype(f_tag);
+        using Y = decltype(y_tag);
+        using W = decltype(w_tag);
+        for (std::int64_t i = 0; i < n; ++i) {
+            if ((i & (kChunk - 1)) == 0) interruption_point();
+            const auto at = static_cast<std::size_t>(cursor[static_cast<std::size_t>(codes[i])]++);
+            const double fi = static_cast<double>(in.f.at<F>(i)), yi = static_cast<double>(in.y.at<Y>(i));
+            out.f[at] = fi;
+            out.y[at] = yi == 1.0 ? 1 : 0;
+            bad |= !(fi >= in.clip_lo && fi <= in.clip_hi) || !(yi == 0.0 || yi == 1.0);
+            if constexpr (!std::is_same_v<W, NoWeights>) {
+                const double wi = static_cast<double>(in.w.at<W>(i));
+                out.w[at] = wi;
+                bad |= !(wi >= 0.0 && wi <= std::numeric_limits<double>::max());
+            }
+        }
+        return 0;
+    });
+    if (bad) report_bad_rows(in);
+    return out;
+}
+
+double quantile_sorted(const std::vector<double>& sorted, double q) {
+    if (sorted.empty()) return kNaN;
+    const double h = static_cast<double>(sorted.size() - 1) * q;
+    const auto lo = static_cast<std::size_t>(std::floor(h));
+    const std::size_t hi = std::min(lo + 1, sorted.size() - 1);
+    return sorted[lo] + (h - static_cast<double>(lo)) * (sorted[hi] - sorted[lo]);
+}
+
+namespace {
+
+// Answers group g from its analysis into `out`: exactly what the ungrouped
+// calls (bootstrap_smece, calibration_test with seed + g) do; σ* is written
+// by the caller (from the analysis smece itself would make).
+void answer_one(Analysis& analysis, std::int64_t g, const GroupOptions& options, GroupAnswers& out) {
+    const auto gi = static_cast<std::size_t>(g);
+    const double star = analysis.smece(1).sigma;
+    out.total_weight[gi] = analysis.summary().total_weight();
+    const std::uint64_t seed = options.seed + static_cast<std::uint64_t>(g);
+    if (options.n_boot > 0) {
+        Replicates reps =
+            analysis.replicates(ResampleKind::Bootstrap, options.n_boot, seed, star, 0, options.weights, false, 1);
+        std::sort(reps.sigma_star.begin(), reps.sigma_star.end());
+        const double alpha = 1.0 - options.level;
+        out.low[gi] = quantile_sorted(reps.sigma_star, alpha / 2.0);
+        out.high[gi] = quantile_sorted(reps.sigma_star, 1.0 - alpha / 2.0);
+    }
+    if (options.n_sim > 0) {
+        const Replicates null =
+            analysis.replicates(ResampleKind::Consistency, options.n_sim, seed, star, 0, options.weights, false, 1);
+        const auto above =
+            std::count_if(null.sigma_star.begin(), null.sigma_star.end(), [star](double s) { return s >= star; });
+        out.p_value[gi] = static_cast<double>(1 + above) / static_cast<double>(1 + options.n_sim);
+    }
+}
+
+GroupAnswers empty_answers(std::int64_t groups) {
+    GroupAnswers out;
+    out.rows.assign(static_cast<std::size_t>(groups), 0);
+    for (auto* v : {&out.total_weight, &out.sigma, &out.low, &out.high, &out.p_value})
+        v->assign(static_cast<std::size_t>(groups), kNaN);
+    return out;
+}
+
+// Runs answer(g) for every group on the pool, groups handed out one by one.
+template <class Answer>
+void for_each_group(std::int64_t groups, std::int64_t threads, Answer&& answer) {
+    std::atomic<std::int64_t> next{0};
+    parallel_for(thread_count(threads, groups, 1), [&](int) {
+        for (std::int64_t g = next++; g < groups; g = next++) answer(g);
+    });
+}
+
+}  // namespace
+
+GroupAnswers answer_groups(const GroupedRows& grouped, const GroupOptions& options, std::int64_t threads) {
+    const std::int64_t groups = grouped.groups();
+    GroupAnswers out = empty_answers(groups);
+    const bool full = options.n_boot > 0 || options.n_sim > 0;
+    for_each_group(groups, threads, [&](std::int64_t g) {
+        const Inputs rows = grouped.rows_of(g);
+        out.rows[static_cast<std::size_t>(g)] = rows.size();
+        if (rows.size() == 0) return;
+        try {
+            // Exactly what the ungrouped calls on these rows do, on one thread:
+            // σ* from smece's own pass, resampling from the full summary.
+            Analysis residual = Analysis::of_rows(rows, options.metric, Content::Residual, 1);
+            out.sigma[static_cast<std::size_t>(g)] = residual.smece(1).sigma;
+            out.total_weight[static_cast<std::size_t>(g)] = residual.summary().total_weight();
+            if (full) {
+                Analysis analysis = Analysis::of_rows(rows, options.metric, Content::Full, 1);
+                answer_one(analysis, g, options, out);
+            }
+        } catch (const InputError& e) {
+            if (e.argument != "weights") throw;  // cannot happen: gather_groups checked the rows
+            out.total_weight[static_cast<std::size_t>(g)] = 0.0;  // a group of zero weight: no answer (NaN)
+        }
+    });
+    return out;
+}
+
+GroupedSketch::GroupedSketch(Metric metric, std::int64_t resolution) : metric_(metric), resolution_(resolution) {
+    Sketch check(metric, resolution);  // InputError for a bad resolution, here
+}
+
+void GroupedSketch::grow(std::int64_t groups) {
+    while (static_cast<std::int64_t>(sketches_.size()) < groups) sketches_.emplace_back(metric_, resolution_);
+}
+
+void GroupedSketch::set(std::int64_t g, const Sketch& sketch) {
+    grow(g + 1);
+    sketches_[static_cast<std::size_t>(g)] = sketch;
+}
+
+void GroupedSketch::update(const Inputs& in, const std::int64_t* codes, std::int64_t threads) {
+    check_shapes(in, /*allow_empty=*/true);
+    if (in.size() == 0) return;
+    const std::int64_t groups = *std::max_element(codes, codes + in.size()) + 1;
+    const GroupedRows grouped = gather_groups(in, codes, groups);  // checks every row first
+    // Each group's batch into a copy, so that an overflow anywhere changes nothing.
+    std::vector<Sketch> updated;
+    std::vector<std::int64_t> touched;
+    for (std::int64_t g = 0; g < groups; ++g)
+        if (grouped.offset[static_cast<std::size_t>(g + 1)] > grouped.offset[static_cast<std::size_t>(g)]) touched.push_back(g);
+    grow(groups);
+    for (std::int64_t g : touched) updated.push_back(sketches_[static_cast<std::size_t>(g)]);
+    for_each_group(static_cast<std::int64_t>(touched.size()), threads, [&](std::int64_t k) {
+        updated[static_cast<std::size_t>(k)].update(grouped.rows_of(touched[static_cast<std::size_t>(k)]), 1);
+    });
+    for (std::size_t k = 0; k < touched.size(); ++k) sketches_[static_cast<std::size_t>(touched[k])] = updated[k];
+}
+
+void GroupedSketch::merge(const GroupedSketch& other, const std::vector<std::int64_t>& mapping) {
+    if (other.metric_ != metric_ || other.resolution_ != resolution_)
+        throw InputError("cannot merge grouped sketches of different metric or resolution", "other");
+    if (static_cast<std::int64_t>(mapping.size()) != other.groups()) throw std::logic_error("a mapping for every group");
+    std::int64_t groups = this->groups();
+    for (std::int64_t g : mapping) groups = std::max(groups, g + 1);
+    std::vector<Sketch> merged;
+    for (std::int64_t g : mapping) {
+        merged.push_back(g < this->groups() ? sketches_[static_cast<std::size_t>(g)] : Sketch(metric_, resolution_));
+        merged.back().merge(other.sketches_[merged.size() - 1]);
+    }
+    grow(groups);
+    for (std::size_t k = 0; k < mapping.size(); ++k) sketches_[static_cast<std::size_t>(mapping[k])] = merged[k];
+}
+
+GroupAnswers GroupedSketch::answer(const GroupOptions& options, std::int64_t threads) const {
+    GroupAnswers out = empty_answers(groups());
+    for_each_group(groups(), threads, [&](std::int64_t g) {
+        const Sketch& sketch = sketches_[static_cast<std::size_t>(g)];
+        out.rows[static_cast<std::size_t>(g)] = static_cast<std::int64_t>(sketch.rows());
+        if (sketch.rows() == 0) return;
+        try {
+            Analysis analysis = sketch.analysis();
+            out.sigma[static_cast<std::size_t>(g)] = analysis.smece(1).sigma;
+            answer_one(analysis, g, options, out);
+        } catch (const InputError& e) {
+            if (e.argument != "weights") throw;
+            out.total_weight[static_cast<std::size_t>(g)] = 0.0;
+        }
+    });
+    return out;
+}
+
+}  // namespace smoothece

@@ -1,0 +1,86 @@
+// Calibration per group (segment, user, day): the rows gathered by group in
+// one pass, then every group answered by exactly the code that answers an
+// ungrouped call on its rows, groups spread over the thread pool.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "columns.hpp"
+#include "metric.hpp"
+#include "resample.hpp"
+#include "sketch.hpp"
+
+namespace smoothece {
+
+// Group codes of keys: each distinct key (compared as the bytes of its
+// element, with −0.0 read as 0.0) gets the next code in order of first
+// appearance. `first` holds the row where each key first appears.
+struct Factorized {
+    std::vector<std::int64_t> codes;
+    std::vector<std::int64_t> first;
+};
+Factorized factorize(const char* data, std::int64_t size, std::int64_t stride, std::int64_t itemsize, bool floating);
+
+// The rows reordered by group: group g's rows are [offset[g], offset[g+1])
+// of f, y, w (contiguous float64, uint8, float64), in their original order.
+struct GroupedRows {
+    std::vector<std::int64_t> offset;
+    std::vector<double> f, w;
+    std::vector<std::uint8_t> y;
+    double clip_lo = 0.0, clip_hi = 1.0;
+
+    std::int64_t groups() const { return static_cast<std::int64_t>(offset.size()) - 1; }
+    Inputs rows_of(std::int64_t g) const;
+};
+// One pass over the rows (checked as smece checks them; a bad row raises
+// InputError with its index in the caller's arrays) and the codes (each in
+// [0, groups)); groups without rows are allowed and stay empty.
+GroupedRows gather_groups(const Inputs& in, const std::int64_t* codes, std::int64_t groups);
+
+struct GroupOptions {
+    Metric metric = Metric::L1;
+    std::int64_t n_boot = 0;  // bootstrap replicates per group (0: none)
+    std::int64_t n_sim = 0;   // consistency replicates per group for the calibration test (0: no test)
+    double level = 0.95;
+    std::uint64_t seed = 0;   // group i draws with seed + i
+    WeightKind weights = WeightKind::Importance;
+};
+
+// Per group: rows, total weight, σ*, the bootstrap interval and the test's
+// p-value (NaN where not asked for, or where the group weighs nothing).
+struct GroupAnswers {
+    std::vector<std::int64_t> rows;
+    std::vector<double> total_weight, sigma, low, high, p_value;
+};
+GroupAnswers answer_groups(const GroupedRows& grouped, const GroupOptions& options, std::int64_t threads);
+
+// The linear-interpolation quantile (numpy's default) of sorted values.
+double quantile_sorted(const std::vector<double>& sorted, double q);
+
+// One sketch per group, for streams: a batch is gathered by group in one
+// pass and each group's rows go to its own sketch (in parallel over groups).
+// Groups are numbered by the caller; the set grows to the largest code seen.
+class GroupedSketch {
+public:
+    GroupedSketch(Metric metric, std::int64_t resolution);
+
+    std::int64_t groups() const { return static_cast<std::int64_t>(sketches_.size()); }
+    Metric metric() const { return metric_; }
+    std::int64_t resolution() const { return resolution_; }
+    // Adds rows whose groups are `codes` (≥ 0); on a bad row nothing is added.
+    void update(const Inputs& in, const std::int64_t* codes, std::int64_t threads);
+    // Adds another set: its group g goes to this set's group mapping[g].
+    void merge(const GroupedSketch& other, const std::vector<std::int64_t>& mapping);
+    const Sketch& sketch(std::int64_t g) const { return sketches_[static_cast<std::size_t>(g)]; }
+    void set(std::int64_t g, const Sketch& sketch);
+    GroupAnswers answer(const GroupOptions& options, std::int64_t threads) const;
+
+private:
+    void grow(std::int64_t groups);
+    Metric metric_;
+    std::int64_t resolution_;
+    std::vector<Sketch> sketches_;
+};
+
+}  // namespace smoothece

@@ -1,0 +1,175 @@
+"""Calibration per group: every number equals the ungrouped call on the group's rows."""
+
+import pickle
+
+import numpy as np
+import pytest
+
+import smoothece
+from smoothece import GroupedSketch, InputError, smece_by_group
+from smoothece.groups import benjamini_hochberg
+
+
+@pytest.fixture(scope="module")
+def data():
+    rng = np.random.default_rng(5)
+    n = 30_000
+    f = rng.beta(2, 2, n)
+    g = rng.integers(0, 40, n)
+    y = rng.random(n) < np.where(g % 5 == 0, f ** 1.5, f)  # every fifth group miscalibrated
+    w = rng.lognormal(0, 1, n)
+    return f, y, g, w
+
+
+def test_every_group_equals_the_ungrouped_call_bit_for_bit(data):
+    f, y, g, w = data
+    r = smece_by_group(f, y, g, weights=w, n_boot=100, test=True, n_sim=100, seed=9)
+    assert list(r.keys) == sorted(set(g.tolist()))
+    for i, k in enumerate(r.keys):
+        rows = g == k
+        assert r.n[i] == rows.sum()
+        assert r.total_weight[i] == pytest.approx(w[rows].sum(), rel=1e-12)
+        assert r.smece[i] == smoothece.smece(f[rows], y[rows], weights=w[rows], threads=1)
+        if i % 8 == 0:  # the resampling answers too, with seed + i
+            b = smoothece.bootstrap_smece(f[rows], y[rows], weights=w[rows], n_boot=100, seed=9 + i, threads=1)
+            t = smoothece.calibration_test(f[rows], y[rows], weights=w[rows], n_sim=100, seed=9 + i, threads=1)
+            assert (r.low[i], r.high[i], r.p_value[i]) == (b.low, b.high, t.p_value)
+
+
+def test_the_test_finds_the_miscalibrated_groups(data):
+    f, y, g, _ = data
+    r = smece_by_group(f, y, g, test=True, n_sim=200, seed=1)
+    flagged = set(np.asarray(r.keys)[r.p_adjusted <= 0.05].tolist())
+    assert flagged <= {k for k in range(40) if k % 5 == 0}  # no calibrated group flagged
+    assert len(flagged) >= 6  # and most miscalibrated ones found (750 rows each)
+
+
+def test_benjamini_hochberg_against_its_definition():
+    rng = np.random.default_rng(0)
+    p = rng.uniform(size=50) ** 3
+    p[[3, 7]] = np.nan
+    q = benjamini_hochberg(p)
+    valid = ~np.isnan(p)
+    m = valid.sum()
+    for i in np.flatnonzero(valid):
+        # q_i = min over p_j ≥ p_i of m p_j / rank(p_j), capped at 1.
+        ranks = {j: 1 + np.sum(p[valid] < p[j]) + np.sum(p[valid][: 0] == p[j]) for j in np.flatnonzero(valid)}
+        expected = min(min(1.0, m * p[j] / ranks[j]) for j in np.flatnonzero(valid) if p[j] >= p[i])
+        assert q[i] == pytest.approx(expected, rel=1e-12)
+    assert np.isnan(q[[3, 7]]).all()
+
+
+@pytest.mark.parametrize("make, order", [
+    (lambda k: np.array(["b", "a", "c"])[k], ["a", "b", "c"]),
+    (lambda k: np.array([2.5, -0.0, 1.0])[k], [-0.0, 1.0, 2.5]),
+    (lambda k: (k == 1), [False, True]),
+    (lambda k: np.datetime64("2026-03-01") - k.astype("timedelta64[D]"),
+     [np.datetime64("2026-02-27"), np.datetime64("2026-02-28"), np.datetime64("2026-03-01")]),
+    (lambda k: np.array(["b", "a", "c"], dtype=object)[k], ["a", "b", "c"]),
+])
+def test_key_types_and_their_order(make, order):
+    rng = np.random.default_rng(1)
+    k = rng.integers(0, 3, 600)
+    f, y = rng.uniform(size=600), rng.integers(0, 2, 600)
+    r = smece_by_group(f, y, make(k))
+    assert list(r.keys) == order
+    assert r.n.sum() == 600
+
+
+def test_zero_and_negative_zero_are_one_group():
+    r = smece_by_group([0.1, 0.2, 0.3], [0, 1, 1], np.array([0.0, -0.0, 0.0]))
+    assert len(r) == 1 and r.n[0] == 3
+
+
+def test_pandas_keys_keep_category_order():
+    pd = pytest.importorskip("pandas")
+    f, y = np.array([0.1, 0.5, 0.9, 0.3]), np.array([0, 1, 1, 0])
+    cat = pd.Categorical(["x", "y", "x", "z"], categories=["z", "y", "x", "unused"])
+    assert list(smece_by_group(f, y, cat).keys) == ["z", "y", "x"]
+    assert list(smece_by_group(f, y, pd.Series(cat)).keys) == ["z", "y", "x"]
+    assert list(smece_by_group(f, y, pd.Series(["q", "p", "q", "p"])).keys) == ["p", "q"]
+    frame = smece_by_group(f, y, cat).to_pandas()
+    assert list(frame.columns[:4]) == ["key", "n", "total_weight", "smece"] and len(frame) == 3
+
+
+def test_groups_of_one_row_and_groups_that_weigh_nothing():
+    r = smece_by_group([0.3, 0.6, 0.6], [1, 0, 1], ["a", "b", "b"], weights=[1.0, 0.0, 0.0])
+    assert r.smece[0] == pytest.approx(0.7)  # one row: |y − f|
+    assert r.n[1] == 2 and r.total_weight[1] == 0.0 and np.isnan(r.smece[1])
+
+
+@pytest.mark.parametrize("keys, what, index", [
+    (np.array([1.0, np.nan, 2.0, np.nan]), "NaN", 1),
+    (np.array(["a", None, "b", None], dtype=object), "None", 1),
+    (np.array(["2026-01-01", "NaT", "2026-01-02", "NaT"], dtype="datetime64[D]"), "NaT", 1),
+])
+def test_missing_keys_are_refused_with_their_index(keys, what, index):
+    with pytest.raises(InputError, match=rf"^groups\[{index}\] is missing \({what}\): 2 of 4") as err:
+        smece_by_group([0.1, 0.2, 0.3, 0.4], [0, 1, 0, 1], keys)
+    assert (err.value.argument, err.value.index, err.value.count) == ("groups", index, 2)
+
+
+def test_bad_keys_and_shapes():
+    with pytest.raises(TypeError, match="one kind"):
+        smece_by_group([0.1, 0.2], [0, 1], np.array(["a", 1], dtype=object))
+    with pytest.raises(ValueError, match="one key per row"):
+        smece_by_group([0.1, 0.2], [0, 1], [1, 2, 3])
+    with pytest.raises(TypeError, match="group keys"):
+        smece_by_group([0.1, 0.2], [0, 1], "ab")
+
+
+def test_bad_rows_are_located_in_the_callers_arrays():
+    f = np.array([0.1, 0.2, 0.3, 1.7, 0.5, 2.0])
+    before = f.copy()
+    with pytest.raises(InputError, match=r"^f\[3\] = 1\.7: .*\(2 of 6 values in f bad, first at index 3\)") as err:
+        smece_by_group(f, [0, 1, 0, 1, 0, 1], [5, 5, 6, 6, 7, 7])
+    assert (err.value.argument, err.value.index, err.value.value) == ("f", 3, 1.7)
+    np.testing.assert_array_equal(f, before)
+
+
+def test_grouped_sketch_streams_merges_and_serializes(data):
+    f, y, g, w = data
+    keys = np.array([f"user {k}" for k in g])
+    whole = smece_by_group(f, y, keys, weights=w)
+    left, right = GroupedSketch(), GroupedSketch()
+    half = f.size // 2
+    for lo in range(0, half, 4000):  # one machine streams the first half in batches
+        hi = min(half, lo + 4000)
+        left.update(f[lo:hi], y[lo:hi], keys[lo:hi], w[lo:hi])
+    right.update(f[half:], y[half:], keys[half:], w[half:])  # another the rest at once
+    merged = GroupedSketch.from_bytes(left.to_bytes()).merge(pickle.loads(pickle.dumps(right)))
+    streamed = merged.smece_by_group()
+    assert list(streamed.keys) == list(whole.keys)
+    np.testing.assert_array_equal(streamed.n, whole.n)
+    np.testing.assert_allclose(streamed.smece, whole.smece, atol=1e-9)  # predictions kept to 2^-40
+    assert merged.total().smece() == pytest.approx(smoothece.smece(f, y, weights=w), abs=1e-9)
+    assert merged["user 3"].n == (g == 3).sum()
+
+
+def test_grouped_sketch_bad_batch_adds_nothing():
+    s = GroupedSketch().update([0.1, 0.2], [0, 1], ["a", "b"])
+    with pytest.raises(InputError, match=r"^y\[1\] = 2"):
+        s.update([0.3, 0.4], [1, 2], ["a", "c"])
+    assert s.keys() == ["a", "b"] and s.n == 2
+    with pytest.raises(ValueError, match="corrupt"):
+        GroupedSketch.from_bytes(s.to_bytes()[:-3])
+    with pytest.raises(ValueError, match="corrupt grouped sketch"):
+        GroupedSketch.from_bytes(b"SMECEGK\0" + b"\x07" * 12)
+
+
+def test_forest_and_drift_plots_render(data, tmp_path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    f, y, g, _ = data
+    forest = smece_by_group(f, y, np.array([f"segment {k}" for k in g]), n_boot=50, test=True, n_sim=50, seed=2)
+    ax = forest.plot(max_groups=12)
+    assert len(ax.get_yticks()) == 12 and ax.findobj(lambda a: a.get_gid() == "smoothece-group-intervals")
+    ax.figure.savefig(tmp_path / "forest.png", dpi=40)
+    days = np.datetime64("2026-01-01") + g.astype("timedelta64[D]")
+    drift = smece_by_group(f, y, days, n_boot=50, seed=2)
+    assert drift.ordered
+    ax = drift.plot()
+    assert ax.findobj(lambda a: a.get_gid() == "smoothece-group-band")
+    ax.figure.savefig(tmp_path / "drift.png", dpi=40)
+    assert (tmp_path / "forest.png").stat().st_size > 1000 and (tmp_path / "drift.png").stat().st_size > 1000
