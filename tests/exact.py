@@ -169,11 +169,11 @@ def _solve(fun, a, b, xtol):
     return brentq(fun, a, b, xtol=xtol, rtol=4 * np.finfo(float).eps)
 
 
-def _roots(res):
-    """All sign changes of r in [0, 1], refined with brentq."""
+def _roots(res, lo=0.0, hi=1.0):
+    """All sign changes of r in [lo, hi], refined with brentq."""
     s = res.sigma
-    m = max(2, int(math.ceil(_SCAN_PER_SIGMA / s)))
-    t = np.linspace(0.0, 1.0, m + 1)
+    m = max(2, int(math.ceil(_SCAN_PER_SIGMA * (hi - lo) / s)))
+    t = np.linspace(lo, hi, m + 1)
     r, dr = res.values(t, with_deriv=True)
     sg = np.sign(r)
     roots = []
@@ -199,13 +199,21 @@ def _roots(res):
 
 
 def _smece_sigma_grouped(u, a, sigma):
+    """Cluster by cluster: predictions more than 2*_CUTOFF*sigma apart do not
+    interact (their terms are below exp(-112)/sigma where the others live), so
+    each cluster's integral is taken over its own span plus _CUTOFF*sigma on
+    either side (clipped to [0, 1]); for large sigma there is one cluster."""
     if u.size == 0:
         return 0.0
-    res = _Residual(u, a, sigma)
-    br = np.concatenate([[0.0], _roots(res), [1.0]])
-    br = np.unique(np.clip(br, 0.0, 1.0))
-    return float(sum(abs(res.integral(br[k], br[k + 1]))
-                     for k in range(br.size - 1)))
+    gap = 2.0 * _CUTOFF * sigma
+    cuts = np.flatnonzero(np.diff(u) > gap) + 1
+    total = 0.0
+    for cu, ca in zip(np.split(u, cuts), np.split(a, cuts)):
+        res = _Residual(cu, ca, sigma)
+        lo, hi = max(0.0, cu[0] - _CUTOFF * sigma), min(1.0, cu[-1] + _CUTOFF * sigma)
+        br = np.unique(np.clip(np.concatenate([[lo], _roots(res, lo, hi), [hi]]), lo, hi))
+        total += float(sum(abs(res.integral(br[k], br[k + 1])) for k in range(br.size - 1)))
+    return total
 
 
 def exact_residual(t, f, y, sigma, weights=None):

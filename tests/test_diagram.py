@@ -185,3 +185,26 @@ def test_bad_rows_in_diagram_functions():
         with pytest.raises(ValueError, match=r"^f\[1\] = 1\.5"):
             fn(f, y)
     np.testing.assert_array_equal(f, [0.1, 1.5, 0.3])
+
+
+def test_the_diagram_reads_the_rows_once():
+    from smoothece import _core
+
+    f, y = synthetic("near0", 20_000, seed=3)
+    before = _core.passes_over_rows()
+    d = smoothece.reliability_diagram(f, y, n_boot=200, seed=1, consistency=True, n_sim=200)
+    assert _core.passes_over_rows() - before == 1  # curves, σ*, both bands: one summary
+    assert d.lower is not None and d.consistency_lower is not None
+
+
+@pytest.mark.parametrize("metric", ["l1", "logit"])
+def test_same_seed_same_numbers_on_any_thread_count(metric):
+    f, y = synthetic("uniform", 30_000, seed=4)
+    one = smoothece.reliability_diagram(f, y, n_boot=64, seed=7, consistency=True, n_sim=64, metric=metric, threads=1)
+    two = smoothece.reliability_diagram(f, y, n_boot=64, seed=7, consistency=True, n_sim=64, metric=metric, threads=2)
+    np.testing.assert_array_equal(one.lower, two.lower)
+    np.testing.assert_array_equal(one.consistency_upper, two.consistency_upper)
+    assert (one.smece_low, one.smece_high) == (two.smece_low, two.smece_high)
+    t1 = smoothece.calibration_test(f, y, n_sim=64, seed=7, metric=metric, threads=1)
+    t2 = smoothece.calibration_test(f, y, n_sim=64, seed=7, metric=metric, threads=2)
+    np.testing.assert_array_equal(t1.null, t2.null)

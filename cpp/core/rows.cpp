@@ -279,6 +279,8 @@ std::optional<Atoms> atoms_of_rows(const Inputs& in, const Mapping& mapping, int
     struct Slot {
         std::uint64_t key = 0;
         bool used = false;
+        bool one_f = true;  // every row here had the same prediction f
+        double f = 0.0;
         AtomStats s[2];
     };
     std::vector<Slot> table(capacity);
@@ -297,10 +299,12 @@ std::optional<Atoms> atoms_of_rows(const Inputs& in, const Mapping& mapping, int
                     if (++distinct > max_atoms) throw Stop{};
                     table[h].used = true;
                     table[h].key = key;
+                    table[h].f = f;
                 }
                 last = &table[h];
                 last_key = key;
             }
+            last->one_f = last->one_f && f == last->f;
             add_row(last->s[y], w, f);
         });
     } catch (const Stop&) {
@@ -323,8 +327,13 @@ std::optional<Atoms> atoms_of_rows(const Inputs& in, const Mapping& mapping, int
     atoms.weight_exp = weight_exp;
     for (const Slot* s : used) {
         atoms.x.push_back(position(s));
-        atoms.by_label[0].push_back(s->s[0]);
-        atoms.by_label[1].push_back(s->s[1]);
+        for (int y = 0; y < 2; ++y) {
+            AtomStats stats = s->s[y];
+            // One prediction for all rows (always, but for logits clamped together):
+            // Σw·f as f·Σw, one rounding instead of one per row.
+            if (s->one_f) stats.weight_f = s->f * stats.weight;
+            atoms.by_label[y].push_back(stats);
+        }
     }
     return atoms;
 }
@@ -343,13 +352,19 @@ Atoms all_atoms_of_rows(const Inputs& in, const Mapping& mapping, int weight_exp
     atoms.mapping = mapping;
     atoms.rows = static_cast<std::uint64_t>(in.size());
     atoms.weight_exp = weight_exp;
-    for (const Row& r : rows) {
-        if (atoms.x.empty() || atoms.x.back() != r.x) {
-            atoms.x.push_back(r.x);
-            atoms.by_label[0].emplace_back();
-            atoms.by_label[1].emplace_back();
+    for (std::size_t i = 0; i < rows.size();) {
+        std::size_t j = i;
+        bool one_f = true;
+        atoms.x.push_back(rows[i].x);
+        atoms.by_label[0].emplace_back();
+        atoms.by_label[1].emplace_back();
+        for (; j < rows.size() && rows[j].x == rows[i].x; ++j) {
+            add_row(atoms.by_label[rows[j].y].back(), rows[j].w, rows[j].f);
+            one_f = one_f && rows[j].f == rows[i].f;
         }
-        add_row(atoms.by_label[r.y].back(), r.w, r.f);
+        if (one_f)  // Σw·f as f·Σw, one rounding (as in atoms_of_rows)
+            for (int y = 0; y < 2; ++y) atoms.by_label[y].back().weight_f = rows[i].f * atoms.by_label[y].back().weight;
+        i = j;
     }
     return atoms;
 }
