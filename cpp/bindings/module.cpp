@@ -1,13 +1,33 @@
-// smoothece._core: assembles the binding files; no logic of its own.
+// smoothece._core: assembles the binding files, with the few small functions
+// that report on the core itself; no logic of its own.
 #include "pybind11.hpp"
 
 #include "errors.hpp"
+#include "random.hpp"
+#include "rows.hpp"
 
 namespace smoothece::bind {
 void register_analysis(py::module_& m);
 void register_sketch(py::module_& m);
-void register_support(py::module_& m);
 void register_groups(py::module_& m);
+
+// What the Python layer and the tests read about the core itself (here, not
+// in a file of its own: every binding file costs seconds of pybind11 headers).
+void register_support(py::module_& m) {
+    m.def("available_cpus", &available_cpus, "CPUs this process may use (affinity and cgroup quota).");
+    m.def("passes_over_rows", &passes_over_rows, "Passes over caller rows since the process started (a test hook).");
+    m.def(
+        "philox_raw",
+        [](std::uint64_t seed, std::uint64_t stream, std::int64_t n) {
+            RandomStream rng(seed, stream);
+            std::vector<std::uint64_t> out(static_cast<std::size_t>(std::max<std::int64_t>(n, 0)));
+            for (auto& v : out) v = rng.next_u64();
+            return to_numpy(std::move(out));
+        },
+        py::arg("seed"), py::arg("stream"), py::arg("n"),
+        "The first n raw 64-bit words of the stream (seed, stream): for checking against numpy's Philox.");
+}
+
 }  // namespace smoothece::bind
 
 PYBIND11_MODULE(_core, m) {

@@ -59,13 +59,13 @@ public:
         std::vector<std::int64_t> rows;
         for (std::int64_t k = 0; k < size && n > 0; ++k) rows.push_back(static_cast<std::int64_t>(rng.next_u64() % n));
         std::sort(rows.begin(), rows.end());
-        with_input_types(in_, [&](auto f_tag, auto y_tag, auto) {
-            for (std::int64_t i : rows) {
-                f.push_back(std::min(std::max(static_cast<double>(in_.f.at<decltype(f_tag)>(i)), 0.0), 1.0));
-                y.push_back(static_cast<double>(in_.y.at<decltype(y_tag)>(i)));
-            }
-            return 0;
-        });
+        for (std::int64_t i : rows) {
+            double fi, yi;
+            read_doubles(in_.f, i, 1, &fi);
+            read_doubles(in_.y, i, 1, &yi);
+            f.push_back(std::min(std::max(fi, 0.0), 1.0));
+            y.push_back(yi);
+        }
     }
 
 private:
@@ -145,17 +145,20 @@ double Analysis::atoms_smece(const Atoms& atoms, double sigma) const {
 SigmaStar Analysis::smece(std::int64_t threads) {
     if (sigma_star_) return *sigma_star_;
     const double s = scale(), tol = kTolerance / s;
+    // The first guess: σ* ≥ smECE_∞ = |mean residual| (smECEσ ≥ |∫ r̂σ|), and for
+    // calibrated data σ* sits near its noise floor 0.3·n^(−1/3).
     const double floor = 0.3 / std::cbrt(std::max(1.0, static_cast<double>(summary_.positive_rows))) / s;
+    const double guess = std::max(floor, levels().net() / summary_.weight / s);
     auto on_grid = [this](double sigma) { return levels().integral(sigma) / summary_.weight; };
-    Fixpoint fix = solve_fixpoint(on_grid, s, levels().min_sigma(), floor, tol);
+    Fixpoint fix = solve_fixpoint(on_grid, s, levels().min_sigma(), guess, tol);
     if (!fix.resolved && rows_) {
         // σ* lies below the grid: a second look at the rows.
         auto exactly = [&](const Atoms& atoms) {
             const std::vector<double> residual = residuals_of(atoms);
             const double total = atoms.total_weight_scaled();
             auto smece_at = [&](double sigma) { return exact_abs_integral(atoms.x, residual, sigma) / total; };
-            const double guess = fix.lower > 0.0 ? std::sqrt(fix.lower * fix.upper) : 0.5 * fix.upper;
-            fix = solve_fixpoint(smece_at, s, kExactLimit, guess, tol);
+            const double start = fix.lower > 0.0 ? std::sqrt(fix.lower * fix.upper) : 0.5 * fix.upper;
+            fix = solve_fixpoint(smece_at, s, kExactLimit, start, tol);
             if (!fix.resolved) fix = Fixpoint{0.0, true, 0.0, kExactLimit, fix.evaluations};  // σ* < 1e-300: zero
             exact_ = &atoms;
         };

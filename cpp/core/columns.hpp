@@ -2,10 +2,11 @@
 // memory. Pure C++17; knows nothing of Python.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
-#include <type_traits>
+#include <vector>
 
 namespace smoothece {
 
@@ -53,26 +54,33 @@ decltype(auto) dispatch_dtype(DType dtype, Fn&& fn) {
     throw std::logic_error("unknown dtype");
 }
 
-// Tag for "no weights column" in with_input_types.
-struct NoWeights {};
+// Rows [begin, begin + count) of a column as doubles (exact for every dtype here).
+void read_doubles(const Column& c, std::int64_t begin, std::int64_t count, double* out);
 
-// Calls fn(F{}, Y{}, W{}) with the C++ types of the prediction (float or
-// double), label (any DType) and weight (float, double or NoWeights)
-// columns: one template instantiated per combination, not a copy per dtype.
+// Calls fn(begin, count, f, y, w) for consecutive blocks of rows read as
+// doubles (w is null for unit weights), checking for interrupts between
+// blocks: for the passes that are not the hot binning loop.
 template <class Fn>
-decltype(auto) with_input_types(const Inputs& in, Fn&& fn) {
-    auto with_w = [&](auto w_tag) -> decltype(auto) {
-        auto with_f = [&](auto f_tag) -> decltype(auto) {
-            return dispatch_dtype(in.y.dtype, [&](auto y_tag) -> decltype(auto) { return fn(f_tag, y_tag, w_tag); });
-        };
-        if (in.f.dtype == DType::Float32) return with_f(float{});
-        if (in.f.dtype == DType::Float64) return with_f(double{});
-        throw std::invalid_argument(std::string(in.f.name) + ": predictions must be float32 or float64 in the core");
-    };
-    if (!in.has_weights()) return with_w(NoWeights{});
-    if (in.w.dtype == DType::Float32) return with_w(float{});
-    if (in.w.dtype == DType::Float64) return with_w(double{});
-    throw std::invalid_argument(std::string(in.w.name) + ": weights must be float32 or float64 in the core");
+void for_each_block(const Inputs& in, Fn&& fn);
+
+}  // namespace smoothece
+
+namespace smoothece {
+
+void interruption_point();  // pool.hpp
+
+template <class Fn>
+void for_each_block(const Inputs& in, Fn&& fn) {
+    constexpr std::int64_t kBlock = 4096;
+    std::vector<double> f(kBlock), y(kBlock), w(in.has_weights() ? kBlock : 0);
+    for (std::int64_t b = 0; b < in.size(); b += kBlock) {
+        interruption_point();
+        const std::int64_t count = std::min(kBlock, in.size() - b);
+        read_doubles(in.f, b, count, f.data());
+        read_doubles(in.y, b, count, y.data());
+        if (in.has_weights()) read_doubles(in.w, b, count, w.data());
+        fn(b, count, f.data(), y.data(), in.has_weights() ? w.data() : nullptr);
+    }
 }
 
 }  // namespace smoothece

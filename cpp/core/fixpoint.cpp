@@ -26,13 +26,24 @@ bool ResidualLevels::all_zero() const {
     return std::all_of(nodes_.begin(), nodes_.end(), [](double r) { return r == 0.0; });
 }
 
+double ResidualLevels::net() const {
+    double sum = 0.0;
+    for (double r : nodes_) sum += r;
+    return std::fabs(sum);
+}
+
 double ResidualLevels::min_sigma() const { return min_sigma_for(intervals_); }
 
 const Spectrum& ResidualLevels::level(std::int64_t intervals) {
     auto& slot = levels_[intervals];
     if (!slot) {
-        if (intervals == intervals_) slot = std::make_unique<Spectrum>(nodes_.data(), intervals);
-        else slot = std::make_unique<Spectrum>(restrict_to(nodes_, intervals).data(), intervals);
+        // Each level from the next finer one (kept): O(G) in all, not O(G) per level.
+        std::int64_t finer = intervals;
+        while (finer < intervals_ && masses_.find(finer * 2) == masses_.end()) finer *= 2;
+        if (finer < intervals_) finer *= 2;
+        const std::vector<double>& source = finer == intervals_ ? nodes_ : masses_[finer];
+        if (intervals != intervals_) masses_[intervals] = restrict_to(source, intervals);
+        slot = std::make_unique<Spectrum>(intervals == intervals_ ? nodes_.data() : masses_[intervals].data(), intervals);
     }
     return *slot;
 }

@@ -23,12 +23,15 @@ public:
     double min_sigma() const;
     std::int64_t intervals() const { return intervals_; }
     bool all_zero() const;
+    // |Σ masses|: the integral's value as σ → ∞ and a lower bound of it at every σ.
+    double net() const;
 
 private:
     const Spectrum& level(std::int64_t intervals);
     std::vector<double> nodes_;
     std::int64_t intervals_;
     std::map<std::int64_t, std::unique_ptr<Spectrum>> levels_;
+    std::map<std::int64_t, std::vector<double>> masses_;  // node masses of the coarser levels
     std::vector<double> values_, antiderivative_;
 };
 

@@ -125,24 +125,17 @@ GroupedRows gather_groups(const Inputs& in, const std::int64_t* codes, std::int6
     // Checked in the same pass, as smece checks them (the groups' own passes
     // then find nothing): a bad row is reported in the caller's coordinates.
     bool bad = false;
-    with_input_types(in, [&](auto f_tag, auto y_tag, auto w_tag) {
-        using F = decltype(f_tag);
-        using Y = decltype(y_tag);
-        using W = decltype(w_tag);
-        for (std::int64_t i = 0; i < n; ++i) {
-            if ((i & (kChunk - 1)) == 0) interruption_point();
-            const auto at = static_cast<std::size_t>(cursor[static_cast<std::size_t>(codes[i])]++);
-            const double fi = static_cast<double>(in.f.at<F>(i)), yi = static_cast<double>(in.y.at<Y>(i));
-            out.f[at] = fi;
-            out.y[at] = yi == 1.0 ? 1 : 0;
-            bad |= !(fi >= in.clip_lo && fi <= in.clip_hi) || !(yi == 0.0 || yi == 1.0);
-            if constexpr (!std::is_same_v<W, NoWeights>) {
-                const double wi = static_cast<double>(in.w.at<W>(i));
-                out.w[at] = wi;
-                bad |= !(wi >= 0.0 && wi <= std::numeric_limits<double>::max());
+    for_each_block(in, [&](std::int64_t begin, std::int64_t count, const double* f, const double* y, const double* w) {
+        for (std::int64_t k = 0; k < count; ++k) {
+            const auto at = static_cast<std::size_t>(cursor[static_cast<std::size_t>(codes[begin + k])]++);
+            out.f[at] = f[k];
+            out.y[at] = y[k] == 1.0 ? 1 : 0;
+            bad |= !(f[k] >= in.clip_lo && f[k] <= in.clip_hi) || !(y[k] == 0.0 || y[k] == 1.0);
+            if (w) {
+                out.w[at] = w[k];
+                bad |= !(w[k] >= 0.0 && w[k] <= std::numeric_limits<double>::max());
             }
         }
-        return 0;
     });
     if (bad) report_bad_rows(in);
     return out;

@@ -39,7 +39,9 @@ std::string format_value(double v, bool single_precision = false) {
 }
 
 double read_double(const Column& c, std::int64_t i) {
-    return dispatch_dtype(c.dtype, [&](auto tag) { return static_cast<double>(c.at<decltype(tag)>(i)); });
+    double v;
+    read_doubles(c, i, 1, &v);
+    return v;
 }
 
 // Scans `c` for values failing `ok`; throws InputError for the first.
@@ -169,12 +171,12 @@ int weight_exponent_for(double max_weight) {
 int weight_exponent_of(const Inputs& in) {
     if (!in.has_weights()) return 0;
     double max_weight = 0.0;
-    with_input_types(in, [&](auto, auto, auto w_tag) {
-        using W = decltype(w_tag);
-        if constexpr (!std::is_same_v<W, NoWeights>)
-            for (std::int64_t i = 0; i < in.size(); ++i) max_weight = std::max(max_weight, static_cast<double>(in.w.at<W>(i)));
-        return 0;
-    });
+    std::vector<double> block(4096);
+    for (std::int64_t b = 0; b < in.size(); b += 4096) {
+        const std::int64_t count = std::min<std::int64_t>(4096, in.size() - b);
+        read_doubles(in.w, b, count, block.data());
+        for (std::int64_t k = 0; k < count; ++k) max_weight = std::max(max_weight, block[static_cast<std::size_t>(k)]);
+    }
     return weight_exponent_for(max_weight);
 }
 
@@ -206,22 +208,15 @@ Summary summarize_with(const Inputs& in, const PassOptions& opts) {
 // them since: a bad value is reported, never used).
 template <class Fn>
 void for_each_row(const Inputs& in, const Mapping& mapping, int weight_exp, Fn&& fn) {
-    with_input_types(in, [&](auto f_tag, auto y_tag, auto w_tag) {
-        using F = decltype(f_tag);
-        using Y = decltype(y_tag);
-        using W = decltype(w_tag);
-        for (std::int64_t i = 0; i < in.size(); ++i) {
-            if ((i & (kChunk - 1)) == 0) interruption_point();
-            const double fi = static_cast<double>(in.f.at<F>(i)), yi = static_cast<double>(in.y.at<Y>(i));
-            double wi = 1.0;
-            if constexpr (!std::is_same_v<W, NoWeights>) wi = static_cast<double>(in.w.at<W>(i));
-            if (!(fi >= in.clip_lo && fi <= in.clip_hi) || !(yi == 0.0 || yi == 1.0) ||
-                !(wi >= 0.0 && wi <= std::numeric_limits<double>::max()))
+    for_each_block(in, [&](std::int64_t, std::int64_t count, const double* f, const double* y, const double* w) {
+        for (std::int64_t k = 0; k < count; ++k) {
+            const double fk = f[k], yk = y[k], wk = w ? w[k] : 1.0;
+            if (!(fk >= in.clip_lo && fk <= in.clip_hi) || !(yk == 0.0 || yk == 1.0) ||
+                !(wk >= 0.0 && wk <= std::numeric_limits<double>::max()))
                 report_first_bad_row(in);
-            const double f = std::min(std::max(fi, 0.0), 1.0);
-            fn(mapping.position(f), static_cast<int>(yi), std::ldexp(wi, weight_exp), f);
+            const double fc = std::min(std::max(fk, 0.0), 1.0);
+            fn(mapping.position(fc), static_cast<int>(yk), std::ldexp(wk, weight_exp), fc);
         }
-        return 0;
     });
 }
 

@@ -1,0 +1,13 @@
+#include "columns.hpp"
+
+namespace smoothece {
+
+void read_doubles(const Column& c, std::int64_t begin, std::int64_t count, double* out) {
+    dispatch_dtype(c.dtype, [&](auto tag) {
+        using T = decltype(tag);
+        for (std::int64_t k = 0; k < count; ++k) out[k] = static_cast<double>(c.at<T>(begin + k));
+        return 0;
+    });
+}
+
+}  // namespace smoothece
