@@ -208,3 +208,18 @@ def test_same_seed_same_numbers_on_any_thread_count(metric):
     t1 = smoothece.calibration_test(f, y, n_sim=64, seed=7, metric=metric, threads=1)
     t2 = smoothece.calibration_test(f, y, n_sim=64, seed=7, metric=metric, threads=2)
     np.testing.assert_array_equal(t1.null, t2.null)
+
+
+def test_quantiles_equal_numpys_nan_aware_quantiles():
+    # The band and intervals avoid np.quantile (its C++ hashing aborts daemon threads at exit).
+    from smoothece._util import quantiles
+
+    rng = np.random.default_rng(0)
+    a = rng.normal(size=(101, 7))
+    a[rng.random(a.shape) < 0.3] = np.nan
+    a[:, 3] = np.nan
+    with np.errstate(all="ignore"), pytest.warns(RuntimeWarning):
+        expected = np.nanquantile(a, [0.025, 0.5, 0.975], axis=0)
+    np.testing.assert_allclose(quantiles(a, [0.025, 0.5, 0.975]), expected, atol=1e-15, equal_nan=True)
+    b = rng.normal(size=1000)
+    np.testing.assert_allclose(quantiles(b, [0.1, 0.9]), np.quantile(b, [0.1, 0.9]), atol=1e-15)

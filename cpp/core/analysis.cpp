@@ -14,10 +14,10 @@ namespace {
 constexpr std::size_t kMaxFewAtoms = std::size_t{1} << 14;
 // Below this σ (grid units) a bandwidth is answered from atoms, not from a grid pass.
 constexpr double kDirectMinSigma = kNodesPerSigma / static_cast<double>(std::int64_t{1} << 20);
-// σ* to this absolute precision in the metric's units: to rounding, so that
-// σ* is a smooth function of the data (two summaries equal to rounding give
-// σ* equal to rounding, not to a solver's tolerance).
-constexpr double kTolerance = 1e-15;
+// σ* to this relative precision: to rounding, so that σ* is a smooth function
+// of the data (two summaries equal to rounding give σ* equal to rounding, not
+// to a solver's tolerance).
+constexpr double kTolerance = 1e-14;
 // The exact route resolves every σ down to this.
 constexpr double kExactLimit = 1e-300;
 // Streams of the tick-mark sample (the replicates use kinds 0 and 1).
@@ -144,7 +144,7 @@ double Analysis::atoms_smece(const Atoms& atoms, double sigma) const {
 
 SigmaStar Analysis::smece(std::int64_t threads) {
     if (sigma_star_) return *sigma_star_;
-    const double s = scale(), tol = kTolerance / s;
+    const double s = scale(), tol = kTolerance;
     // The first guess: σ* ≥ smECE_∞ = |mean residual| (smECEσ ≥ |∫ r̂σ|), and for
     // calibrated data σ* sits near its noise floor 0.3·n^(−1/3).
     const double floor = 0.3 / std::cbrt(std::max(1.0, static_cast<double>(summary_.positive_rows))) / s;

@@ -58,12 +58,8 @@ double ResidualLevels::integral(double sigma) {
 }
 
 Fixpoint solve_fixpoint(const std::function<double(double)>& smece, double scale, double limit, double guess,
-                        double tol, double slope) {
+                        double tol) {
     Fixpoint res;
-    auto g = [&](double s) {
-        ++res.evaluations;
-        return smece(s) - scale * s;
-    };
     auto settle = [&res](double s, bool resolved, double lower, double upper) {
         res.sigma = s;
         res.resolved = resolved;
@@ -71,97 +67,46 @@ Fixpoint solve_fixpoint(const std::function<double(double)>& smece, double scale
         res.upper = upper;
         return res;
     };
-    const double top = 1.0 / scale;  // smECEσ ≤ 1, hence σ* ≤ 1/scale
-    // Bracket: a with g(a) ≥ 0 below σ*, b with g(b) ≤ 0 above it. Since
-    // smECEσ is non-increasing, g(x) > 0 gives σ* ≤ smece(x)/scale and
-    // g(x) < 0 gives σ* ≥ smece(x)/scale: each evaluation bounds the other side.
-    const double x0 = std::min(std::max(guess, limit), top);
-    const double g0 = g(x0);
-    if (g0 == 0.0) return settle(x0, true, x0, x0);
-    double a = 0.0, fa = 0.0, b = 0.0, fb = 0.0;
-    bool have_a = g0 > 0.0, have_b = g0 < 0.0;
-    (have_a ? a : b) = x0;
-    (have_a ? fa : fb) = g0;
-    if (have_b && x0 <= limit) return settle(limit, false, std::max(0.0, (g0 + scale * x0) / scale), limit);
-    double next = std::min(top, std::max(limit, (g0 + scale * x0) / scale));
-    if (slope != 0.0) {  // a Newton step, where it falls inside the bound
-        const double newton = x0 - g0 / (slope - scale);
-        if (newton > std::min(x0, next) && newton < std::max(x0, next)) next = newton;
-    }
-    for (int step = 0; step < 2 && !(have_a && have_b); ++step) {
-        const double fx = g(next);
-        if (fx == 0.0) return settle(next, true, next, next);
-        if (fx > 0.0) {
-            a = next;
-            fa = fx;
-            have_a = true;
-            if (!have_b && a >= top) return settle(top, true, top, top);
-            next = std::min(top, (fx + scale * next) / scale);
+    // σ* lies in [lo, hi]: smECEσ ≤ 1 gives σ* ≤ 1/scale, and since smECEσ is
+    // non-increasing, every evaluation bounds both sides: smece(x) > scale·x
+    // gives σ* ∈ (x, smece(x)/scale], smece(x) < scale·x gives
+    // σ* ∈ [smece(x)/scale, x). (Below `limit` the evaluator cannot look.)
+    double lo = limit, hi = 1.0 / scale;
+    bool lo_seen = false;  // whether σ* ≥ lo is known (lo = limit is only where the evaluator stops)
+    double x = std::min(std::max(guess, lo), hi);
+    double previous_x = 0.0, previous_e = 0.0;
+    for (int iter = 0; iter < 100; ++iter) {
+        const double e = smece(x);
+        ++res.evaluations;
+        const double g = e - scale * x;
+        if (g == 0.0) return settle(x, true, x, x);
+        if (g > 0.0) {
+            lo = std::max(lo, x);
+            lo_seen = true;
+            hi = std::min(hi, e / scale);
         } else {
-            b = next;
-            fb = fx;
-            have_b = true;
-            if (!have_a && b <= limit) return settle(limit, false, std::max(0.0, (fx + scale * b) / scale), limit);
-            next = std::max(limit, (fx + scale * next) / scale);
-        }
-    }
-    if (!(have_a && have_b)) return settle(have_a ? a : b, true, have_a ? a : b, have_a ? a : b);  // rounding
-    // Brent's method (zeroin) on [a, b] with g(a), g(b) of opposite signs:
-    // inverse quadratic / secant steps, bisection whenever a step would leave
-    // the bracket or converge slowly.
-    double c = a, fc = fa, d = b - a, e = d;
-    for (int iter = 0; iter < 200; ++iter) {
-        if ((fb > 0.0) == (fc > 0.0)) {
-            c = a;
-            fc = fa;
-            d = e = b - a;
-        }
-        if (std::fabs(fc) < std::fabs(fb)) {
-            a = b;
-            b = c;
-            c = a;
-            fa = fb;
-            fb = fc;
-            fc = fa;
-        }
-        const double tol1 = 2.0 * 1e-16 * std::fabs(b) + 0.5 * tol;
-        const double m = 0.5 * (c - b);
-        if (std::fabs(m) <= tol1 || fb == 0.0) break;
-        if (std::fabs(e) >= tol1 && std::fabs(fa) > std::fabs(fb)) {
-            double p, q, r;
-            const double s = fb / fa;
-            if (a == c) {
-                p = 2.0 * m * s;
-                q = 1.0 - s;
-            } else {
-                q = fa / fc;
-                r = fb / fc;
-                p = s * (2.0 * m * q * (q - r) - (b - a) * (r - 1.0));
-                q = (q - 1.0) * (r - 1.0) * (s - 1.0);
+            if (x <= limit) return settle(limit, false, std::max(0.0, e / scale), limit);
+            hi = std::min(hi, x);
+            if (e / scale >= lo) {
+                lo = e / scale;
+                lo_seen = true;
             }
-            if (p > 0.0) q = -q;
-            else p = -p;
-            if (2.0 * p < std::min(3.0 * m * q - std::fabs(tol1 * q), std::fabs(e * q))) {
-                e = d;
-                d = p / q;
-            } else {
-                d = m;
-                e = m;
-            }
-        } else {
-            d = m;
-            e = m;
         }
-        a = b;
-        fa = fb;
-        b += std::fabs(d) > tol1 ? d : (m > 0 ? tol1 : -tol1);
-        b = std::max(b, limit);
-        fb = g(b);
+        // Next: the fixpoint of the power law through the last two
+        // evaluations, smECEσ ≈ e·(σ/x)^(−p) (noise makes it ~σ^(−1/2), a
+        // flat residual σ^0; first step p = ½), kept inside the bracket.
+        double p = 0.5;
+        if (previous_e > 0.0 && e > 0.0 && previous_x != x)
+            p = std::min(4.0, std::max(0.0, -std::log(e / previous_e) / std::log(x / previous_x)));
+        double next = p == 0.0 ? e / scale : (e > 0.0 ? std::exp((std::log(e / scale) + p * std::log(x)) / (1.0 + p)) : 0.0);
+        if (hi - lo <= tol * hi) return settle(std::min(std::max(next, lo), hi), true, lo, hi);
+        if (!(next > lo && next < hi)) next = lo_seen ? std::sqrt(lo) * std::sqrt(hi) : lo;  // bisect, or look at the limit
+        if (std::fabs(next - x) <= tol * x) return settle(next, true, lo, hi);
+        previous_x = x;
+        previous_e = e;
+        x = next;
     }
-    res.sigma = b;
-    res.lower = std::min(b, c);
-    res.upper = std::max(b, c);
-    return res;
+    return settle(x, true, lo, hi);
 }
 
 }  // namespace smoothece

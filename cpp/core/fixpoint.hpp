@@ -47,11 +47,13 @@ struct Fixpoint {
 
 // σ (in grid units) with smece(σ) = scale·σ, for a non-increasing smece(σ)
 // defined on [limit, ∞): g(σ) = smece(σ) − scale·σ is strictly decreasing.
-// One evaluation at `guess` brackets σ*: if g(guess) > 0, σ* ∈ (guess,
-// smece(guess)/scale], else σ* ∈ [smece(guess)/scale, guess); then Brent's
-// method to |Δσ| ≤ tol. `slope` (≈ d smece/dσ near σ*, when known, e.g. from
-// the full sample for a bootstrap replicate) makes the first step a Newton step.
+// Every evaluation bounds σ* on both sides (a bracket that only shrinks); the
+// steps are those of a power-law model through the last two evaluations
+// (smECEσ behaves like σ^(−½) for noise and σ^0 for a one-signed residual),
+// bisecting whenever a step would leave the bracket; stops at a relative
+// step |Δσ| ≤ tol·σ.
+// Typically 3–5 evaluations from a guess near σ*.
 Fixpoint solve_fixpoint(const std::function<double(double)>& smece, double scale, double limit, double guess,
-                        double tol, double slope = 0.0);
+                        double tol);
 
 }  // namespace smoothece

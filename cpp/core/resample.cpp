@@ -425,7 +425,7 @@ Replicates resample(const Atoms& atoms, const ResampleRequest& req, std::int64_t
             }
             auto smece = [&](double s) { return exact_abs_integral(rep.x, residual, s) / total; };
             const double hint = req.hint > 0.0 ? req.hint : abs_residual_sum(residual) / total / scale;
-            const Fixpoint fix = solve_fixpoint(smece, scale, 1e-300, hint, 1e-9 * std::max(hint, 1e-300));
+            const Fixpoint fix = solve_fixpoint(smece, scale, 1e-300, hint, 1e-9);
             out.sigma_star[static_cast<std::size_t>(b)] = fix.resolved ? fix.sigma * scale : 0.0;
             if (req.at_band) out.smece_at_band[static_cast<std::size_t>(b)] = smece(req.band_sigma);
             if (curves) {

@@ -93,8 +93,11 @@ bool bin_range(const Inputs& in, const PassSpec& spec, std::int64_t begin, std::
 
 // --- Cells to nodes --------------------------------------------------------------------
 
+bool empty(const Moments& m) { return m.p[0] == 0.0 && m.p[1] == 0.0 && m.p[2] == 0.0 && m.p[3] == 0.0; }
+
 void to_nodes(const std::vector<ResidualCell>& cells, Summary& s) {
-    for (std::size_t j = 0; j < cells.size(); ++j) spread_cubic(s.residual, static_cast<std::int64_t>(j), cells[j].a.p);
+    for (std::size_t j = 0; j < cells.size(); ++j)
+        if (!empty(cells[j].a)) spread_cubic(s.residual, static_cast<std::int64_t>(j), cells[j].a.p);
 }
 
 void to_nodes(const std::vector<FullCell>& cells, Summary& s) {
@@ -102,6 +105,7 @@ void to_nodes(const std::vector<FullCell>& cells, Summary& s) {
     for (std::int64_t j = 0; j < n; ++j) {
         const FullCell& zero = cells[static_cast<std::size_t>(2 * j)];
         const FullCell& one = cells[static_cast<std::size_t>(2 * j + 1)];
+        if (zero.rows == 0.0 && one.rows == 0.0 && empty(zero.w) && empty(one.w)) continue;  // no rows, or all weightless
         spread_cubic(s.w0, j, zero.w.p);
         spread_cubic(s.w1, j, one.w.p);
         spread_cubic(s.f0, j, zero.wf.p);

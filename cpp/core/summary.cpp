@@ -84,6 +84,27 @@ void spread_cubic(std::vector<double>& node, std::int64_t cell, const double (&m
 std::vector<double> rebin_nodes(const std::vector<double>& fine, std::int64_t coarse) {
     const auto intervals = static_cast<std::int64_t>(fine.size()) - 1;
     std::vector<double> out(static_cast<std::size_t>(coarse + 1), 0.0);
+    if (intervals == 2 * coarse && coarse >= 4) {
+        // Halving (the nested levels): even nodes sit on coarse nodes (λ = 0),
+        // odd ones mid-cell (λ = ½), whose cubic weights are (−1, 9, 9, −1)/16:
+        // a fixed stencil, with the two end cells reflected as spread_cubic does.
+        const double* v = fine.data();
+        double* c = out.data();
+        for (std::int64_t q = 0; q <= coarse; ++q) c[q] += v[2 * q];
+        for (std::int64_t q = 1; q + 2 < coarse; ++q) {
+            const double m = v[2 * q + 1];
+            c[q - 1] -= m / 16.0;
+            c[q] += 9.0 * m / 16.0;
+            c[q + 1] += 9.0 * m / 16.0;
+            c[q + 2] -= m / 16.0;
+        }
+        for (std::int64_t q : {std::int64_t{0}, coarse - 2, coarse - 1}) {
+            const double m = v[2 * q + 1];
+            const double moments[4] = {m, m * 0.5, m * 0.25, m * 0.125};
+            spread_cubic(out, q, moments);
+        }
+        return out;
+    }
     for (std::int64_t j = 0; j <= intervals; ++j) {
         const double v = fine[static_cast<std::size_t>(j)];
         if (v == 0.0) continue;

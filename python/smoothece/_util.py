@@ -22,20 +22,38 @@ def frozen(a: Optional[np.ndarray]) -> Optional[np.ndarray]:
     return a
 
 
+def quantiles(values: np.ndarray, qs) -> np.ndarray:
+    """Quantiles along axis 0 by linear interpolation (numpy's default method),
+    NaN-aware: NaN entries are left out, and a column without values gives NaN.
+
+    Written out with np.sort instead of np.quantile, whose hashing C++ code
+    aborts a process whose daemon threads are inside it at interpreter exit."""
+    values = np.asarray(values, dtype=np.float64)
+    ordered = np.sort(values, axis=0)  # NaN sort last
+    valid = np.sum(~np.isnan(values), axis=0)
+    out = []
+    for q in np.atleast_1d(qs):
+        h = np.maximum(valid - 1, 0) * q
+        lo = np.floor(h).astype(np.intp)
+        hi = np.minimum(lo + 1, np.maximum(valid - 1, 0))
+        low = np.take_along_axis(ordered, np.expand_dims(lo, 0), axis=0)[0]
+        high = np.take_along_axis(ordered, np.expand_dims(hi, 0), axis=0)[0]
+        out.append(np.where(valid > 0, low + (h - lo) * (high - low), np.nan))
+    return np.array(out)
+
+
 def interval(values: np.ndarray, level: float) -> tuple:
     """The equal-tailed percentile interval of 1-D replicate values."""
     alpha = 1.0 - level
-    lo, hi = np.quantile(values, [alpha / 2, 1 - alpha / 2])
+    lo, hi = quantiles(values, [alpha / 2, 1 - alpha / 2])
     return float(lo), float(hi)
 
 
 def pointwise_band(curves: np.ndarray, level: float) -> tuple:
     """Equal-tailed pointwise quantiles over replicate curves (rows); NaN where
-    no replicate has data (no warning: that is where the density vanishes)."""
+    no replicate has data (that is where the density vanishes)."""
     alpha = 1.0 - level
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN columns
-        lo, hi = np.nanquantile(curves, [alpha / 2, 1 - alpha / 2], axis=0)
+    lo, hi = quantiles(curves, [alpha / 2, 1 - alpha / 2])
     return lo, hi
 
 

@@ -16,7 +16,7 @@ import numpy as np
 from . import _validate
 from ._summary import summarise
 from ._typing import ArrayLike
-from ._util import MESH_INTERVALS, append_doc, frozen, interval, pointwise_band, sigma_star
+from ._util import MESH_INTERVALS, append_doc, frozen, interval, pointwise_band, quantiles, sigma_star
 
 __all__ = ["BootstrapResult", "CalibrationTest", "bootstrap_smece", "calibration_test"]
 
@@ -225,7 +225,7 @@ def make_test(analysis, *, n_sim, seed, level, weight_kind, threads) -> Calibrat
     qs = (0.5, 0.9, 0.95, 0.99)
     return CalibrationTest(
         statistic=float(stat), p_value=float((1 + np.count_nonzero(null >= stat)) / (1 + n_sim)),
-        null_mean=float(null.mean()), null_quantiles={q: float(v) for q, v in zip(qs, np.quantile(null, qs))},
+        null_mean=float(null.mean()), null_quantiles={q: float(v) for q, v in zip(qs, quantiles(null, qs))},
         n_sim=n_sim, seed=seed, sigma=float(stat), mesh=frozen(curves["mesh"]), band_lower=frozen(lo),
         band_upper=frozen(hi), level=level, null=frozen(null),
     )
