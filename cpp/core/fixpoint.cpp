@@ -22,10 +22,6 @@ std::vector<double> restrict_to(const std::vector<double>& fine, std::int64_t co
 ResidualLevels::ResidualLevels(std::vector<double> nodes, std::int64_t intervals)
     : nodes_(std::move(nodes)), intervals_(intervals) {}
 
-bool ResidualLevels::all_zero() const {
-    return std::all_of(nodes_.begin(), nodes_.end(), [](double r) { return r == 0.0; });
-}
-
 double ResidualLevels::net() const {
     double sum = 0.0;
     for (double r : nodes_) sum += r;

@@ -22,7 +22,6 @@ public:
     double integral(double sigma);  // σ in grid units, ≥ min_sigma()
     double min_sigma() const;
     std::int64_t intervals() const { return intervals_; }
-    bool all_zero() const;
     // |Σ masses|: the integral's value as σ → ∞ and a lower bound of it at every σ.
     double net() const;
 
