@@ -105,10 +105,8 @@ def test_expected_artists(daffs_diagram):
     assert len(neg[0].get_segments()) == int(np.sum(d.sample_y == 0))
 
     texts = [t.get_text() for t in ax.texts]
-    assert len(texts) == 1
-    assert "smECE =" in texts[0] and "±" in texts[0]
-    half = 0.5 * (d.smece_high - d.smece_low)
-    assert texts[0] == f"smECE = {d.smece:.3f} ± {half:.3f}"
+    # DAFFS' interval is skewed (0.047 below, 0.087 above at 3 digits would be wrong): shown as is.
+    assert texts == [f"smECE = {d.smece:.3f} (95% CI {d.smece_low:.3f}–{d.smece_high:.3f})"]
 
     assert ax.get_xlim() == (0.0, 1.0) and ax.get_ylim() == (0.0, 1.0)
     assert ax.get_aspect() == 1.0
@@ -130,6 +128,46 @@ def test_no_bootstrap_text_and_band(solar):
     ax = plotting.plot_diagram(diagram)
     assert [t.get_text() for t in ax.texts] == [f"smECE = {diagram.smece:.3f}"]
     assert not by_gid(ax.collections, "smoothece-band")
+
+
+def annotation(diagram, **style):
+    ax = plotting.plot_diagram(diagram, **style)
+    (text,) = [t.get_text() for t in ax.texts]
+    return text
+
+
+def test_annotation_plus_minus_only_for_a_symmetric_interval(resnet_diagram, daffs_diagram):
+    d = resnet_diagram  # 50,000 rows: the interval is symmetric to three digits
+    half = 0.5 * (d.smece_high - d.smece_low)
+    assert annotation(d) == f"smECE = {d.smece:.3f} ± {half:.3f}"
+    assert f"{d.smece - half:.3f}" == f"{d.smece_low:.3f}" and f"{d.smece + half:.3f}" == f"{d.smece_high:.3f}"
+    for (v, lo, hi), text in [
+        ((0.040, 0.030, 0.050), "smECE = 0.040 ± 0.010"),
+        ((0.0404, 0.0296, 0.0504), "smECE = 0.040 ± 0.010"),  # symmetric up to the rounding of the digits shown
+        ((0.040, 0.030, 0.052), "smECE = 0.040 (95% CI 0.030–0.052)"),
+        ((0.040, 0.045, 0.080), "smECE = 0.040 (95% CI 0.045–0.080)"),  # v outside its own interval
+    ]:
+        assert annotation(dataclasses.replace(daffs_diagram, smece=v, smece_low=lo, smece_high=hi),
+                          label=None) == text
+    skewed = dataclasses.replace(daffs_diagram, smece=0.040, smece_low=0.045, smece_high=0.080, level=0.9)
+    assert annotation(skewed, label="A") == "A: smECE = 0.040 (90% CI 0.045–0.080)"
+
+
+def test_annotation_of_a_calibrated_model(tmp_path):
+    # Calibrated by construction: the bootstrap replicates add noise, so the interval lies above the estimate.
+    rng = np.random.default_rng(0)
+    f = rng.uniform(size=20_000)
+    y = rng.uniform(size=f.size) < f
+    d = smoothece.reliability_diagram(f, y, n_boot=300, seed=3)
+    assert d.smece < d.smece_low
+    assert annotation(d) == f"smECE = {d.smece:.3f} (95% CI {d.smece_low:.3f}–{d.smece_high:.3f})"
+    fig, ax = plt.subplots(figsize=(4, 4), layout="constrained")
+    plotting.plot_diagram(d, ax=ax)
+    saved_png(fig, tmp_path / "calibrated.png")
+    fig.canvas.draw()
+    (text,) = ax.texts
+    box = text.get_window_extent()
+    assert ax.get_window_extent().x0 <= box.x0 and box.x1 <= ax.get_window_extent().x1  # fits in the frame
 
 
 def test_nan_segments_skipped(daffs_diagram):
@@ -241,7 +279,7 @@ def test_plot_reliability_diagram(solar):
     assert isinstance(ax, matplotlib.axes.Axes)
     assert len(by_gid(ax.collections, "smoothece-band")) == 1
     assert by_gid(ax.collections, "smoothece-band")[0].get_label() == "90% bootstrap band"
-    assert "±" in ax.texts[0].get_text()
+    assert "(90% CI " in ax.texts[0].get_text()  # DAFFS' skewed interval
 
 
 def test_plot_reliability_diagram_routes_consistency(solar):

@@ -63,6 +63,22 @@ def _annotate(ax, text: str, color) -> None:
             bbox=dict(boxstyle="round,pad=0.25", facecolor="white", edgecolor="none", alpha=0.8))
 
 
+def _smece_text(diagram, digits: int = 3) -> str:
+    """``smECE = v ± w`` when the bootstrap interval is [v − w, v + w] to the digits shown,
+    else ``smECE = v (95% CI lo–hi)``: the interval of a calibrated model's SmoothECE
+    lies above the estimate (replicates add noise), where ``± w`` would misstate it."""
+    v, lo, hi = diagram.smece, diagram.smece_low, diagram.smece_high
+    text = f"smECE = {v:.{digits}f}"
+    if diagram.n_boot == 0 or not (np.isfinite(lo) and np.isfinite(hi)):
+        return text
+    half = 0.5 * (hi - lo)
+    # v ± w puts each end within half the asymmetry of its place: below one unit of the
+    # last digit shown, the reader cannot tell it from the interval itself.
+    if abs((hi - v) - (v - lo)) < 10.0**-digits:
+        return f"{text} ± {half:.{digits}f}"
+    return f"{text} ({diagram.level:.0%} CI {lo:.{digits}f}–{hi:.{digits}f})"
+
+
 def _segment_widths(mesh: np.ndarray, mu: np.ndarray, density: np.ndarray, width_scale: float):
     """Segments of the curve between neighbouring mesh points where both ends
     are finite, with line widths proportional to the density at the
@@ -139,8 +155,10 @@ def plot_diagram(
         Draw a rug of the sampled predictions: rows with y = 1 at the top
         of the frame, rows with y = 0 at the bottom.
     annotate : bool, default True
-        Write ``smECE = v ± w`` in the upper-left corner, where ``w`` is half
-        the width of the bootstrap interval (``smECE = v`` without bootstrap).
+        Write the SmoothECE in the upper-left corner: ``smECE = v ± w`` when
+        the bootstrap interval is symmetric about ``v`` to the digits shown,
+        else ``smECE = v (95% CI lo–hi)`` (the interval of a well calibrated
+        model lies above ``v``); ``smECE = v`` without bootstrap.
     density_panel : bool, default False
         Add a panel under the diagram with the prediction densities of the
         rows with y = 1 and y = 0; it takes over the x axis label.
@@ -201,10 +219,7 @@ def plot_diagram(
     _frame(ax, show_diagonal)
 
     if annotate:
-        text = f"smECE = {diagram.smece:.3f}"
-        half = 0.5 * (diagram.smece_high - diagram.smece_low)
-        if diagram.n_boot > 0 and np.isfinite(half):
-            text += f" ± {half:.3f}"
+        text = _smece_text(diagram)
         if label is not None:
             text = f"{label}: {text}"
         _annotate(ax, text, color)
