@@ -31,13 +31,13 @@ _COMPUTE_KEYS = frozenset(
 )
 
 
-def _new_axes(ax):
-    """``ax``, or the Axes of a new constrained-layout figure."""
+def _new_axes(ax, height: float = 5.0):
+    """``ax``, or the Axes of a new ``5 x height`` inch constrained-layout figure."""
     if ax is not None:
         return ax
     import matplotlib.pyplot as plt
 
-    _, ax = plt.subplots(figsize=(5, 5), layout="constrained")
+    _, ax = plt.subplots(figsize=(5, height), layout="constrained")
     return ax
 
 
@@ -57,7 +57,8 @@ def _annotate(ax, text: str, color) -> None:
     """Writes ``text`` in the upper-left corner, below the tick-mark rug and
     below any earlier annotation of ours on the same Axes (so several models
     drawn on one Axes do not overprint each other)."""
-    earlier = sum(1 for t in ax.texts if (t.get_gid() or "").startswith("smoothece-annotation"))
+    earlier = sum(t.get_text().count("\n") + 1 for t in ax.texts
+                  if (t.get_gid() or "").startswith("smoothece-annotation"))  # lines written so far
     ax.text(0.04, 0.94 - 0.065 * earlier, text, transform=ax.transAxes, ha="left", va="top", color=color,
             fontsize="medium", zorder=5, gid="smoothece-annotation",
             bbox=dict(boxstyle="round,pad=0.25", facecolor="white", edgecolor="none", alpha=0.8))
@@ -65,8 +66,9 @@ def _annotate(ax, text: str, color) -> None:
 
 def _smece_text(diagram, digits: int = 3) -> str:
     """``smECE = v ± w`` when the bootstrap interval is [v − w, v + w] to the digits shown,
-    else ``smECE = v (95% CI lo–hi)``: the interval of a calibrated model's SmoothECE
-    lies above the estimate (replicates add noise), where ``± w`` would misstate it."""
+    else ``smECE = v`` and ``95% CI lo–hi`` below it (two short lines fit narrow Axes).
+    The interval of a calibrated model's SmoothECE lies above the estimate (replicates
+    add noise), where ``± w`` would misstate it."""
     v, lo, hi = diagram.smece, diagram.smece_low, diagram.smece_high
     text = f"smECE = {v:.{digits}f}"
     if diagram.n_boot == 0 or not (np.isfinite(lo) and np.isfinite(hi)):
@@ -76,7 +78,7 @@ def _smece_text(diagram, digits: int = 3) -> str:
     # last digit shown, the reader cannot tell it from the interval itself.
     if abs((hi - v) - (v - lo)) < 10.0**-digits:
         return f"{text} ± {half:.{digits}f}"
-    return f"{text} ({diagram.level:.0%} CI {lo:.{digits}f}–{hi:.{digits}f})"
+    return f"{text}\n{diagram.level:.0%} CI {lo:.{digits}f}–{hi:.{digits}f}"
 
 
 def _segment_widths(mesh: np.ndarray, mu: np.ndarray, density: np.ndarray, width_scale: float):
@@ -95,10 +97,42 @@ def _segment_widths(mesh: np.ndarray, mu: np.ndarray, density: np.ndarray, width
     return segments, widths
 
 
+#: Height of the density panel and of the gap above it, as fractions of the diagram's height.
+_PANEL_HEIGHT = 0.25
+_PANEL_GAP = 0.05
+
+
+class _AbovePanel:
+    """Axes locator of a diagram with a density panel: diagram and panel (an inset that
+    follows the diagram) are placed together, centred, in the box the layout gives the
+    Axes (``subplots``, constrained or tight layout; at every draw), so that both stay
+    inside the Axes' own box in any grid of subplots."""
+
+    def __init__(self, ax):
+        self._ax = ax
+
+    def get_subplotspec(self):  # tight_layout asks the locator where the Axes sits
+        return self._ax.get_subplotspec()
+
+    def __call__(self, ax, renderer):
+        from matplotlib.transforms import Bbox
+
+        box = ax.get_position(original=True)  # in (sub)figure coordinates
+        frame = ax.figure.bbox
+        width, height = box.width * frame.width, box.height * frame.height  # pixels
+        total = 1.0 + _PANEL_GAP + _PANEL_HEIGHT  # the pair's height, in diagram heights
+        side = min(width, height / total)  # the diagram is square (equal aspect on the unit square)
+        x0 = box.x0 + 0.5 * (width - side) / frame.width
+        y0 = box.y0 + (0.5 * (height - side * total) + side * (total - 1.0)) / frame.height
+        return Bbox.from_bounds(x0, y0, side / frame.width, side / frame.height)
+
+
 def _density_panel(ax, diagram, color) -> Any:
-    """A short panel under ``ax`` with the prediction densities of each label
-    class. The main Axes' x tick labels and x label move to the panel."""
-    panel = ax.inset_axes([0.0, -0.27, 1.0, 0.22], sharex=ax)
+    """A short panel under the diagram with the prediction densities of each label
+    class, inside the box of ``ax``. The diagram's x tick labels and x label move
+    to the panel."""
+    ax.set_axes_locator(_AbovePanel(ax))
+    panel = ax.inset_axes([0.0, -(_PANEL_GAP + _PANEL_HEIGHT), 1.0, _PANEL_HEIGHT], sharex=ax)
     panel.set_gid("smoothece-density-panel")
     mesh = np.asarray(diagram.mesh)
     pos = np.asarray(diagram.density_positive, dtype=float)
@@ -157,11 +191,14 @@ def plot_diagram(
     annotate : bool, default True
         Write the SmoothECE in the upper-left corner: ``smECE = v ± w`` when
         the bootstrap interval is symmetric about ``v`` to the digits shown,
-        else ``smECE = v (95% CI lo–hi)`` (the interval of a well calibrated
-        model lies above ``v``); ``smECE = v`` without bootstrap.
+        else ``smECE = v`` with ``95% CI lo–hi`` on a second line (the
+        interval of a well calibrated model lies above ``v``); ``smECE = v``
+        without bootstrap.
     density_panel : bool, default False
         Add a panel under the diagram with the prediction densities of the
-        rows with y = 1 and y = 0; it takes over the x axis label.
+        rows with y = 1 and y = 0; it takes over the x axis label. Diagram
+        and panel share the box of ``ax`` (so they fit in a grid of
+        subplots); a new figure is made taller for the panel.
     width_scale : float, default 1.0
         Multiplies the curve's line widths, which follow the prediction
         density (thick where there is data, thin where there is little).
@@ -182,7 +219,7 @@ def plot_diagram(
 
     if not (np.isfinite(width_scale) and width_scale > 0):
         raise ValueError(f"width_scale must be a positive finite number, got {width_scale!r}")
-    ax = _new_axes(ax)
+    ax = _new_axes(ax, 5.0 * (1.0 + _PANEL_GAP + _PANEL_HEIGHT) if density_panel else 5.0)
     mesh = np.asarray(diagram.mesh, dtype=float)
     mu = np.asarray(diagram.mu, dtype=float)
 
