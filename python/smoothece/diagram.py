@@ -33,7 +33,9 @@ class ReliabilityDiagram:
     kernel); ``density`` is the smoothed density of the predictions;
     ``lower``/``upper`` the pointwise bootstrap band of ``mu`` (None when
     ``n_boot=0``); ``consistency_lower``/``upper`` where ``mu`` would lie if
-    the model were calibrated (only with ``consistency=True``).
+    the model were calibrated (only with ``consistency=True``). ``xlabel`` and
+    ``ylabel`` name the axes of its plot (``"Confidence"`` and ``"Accuracy"``
+    for :func:`smoothece.top_label_diagram`).
     """
 
     mesh: np.ndarray
@@ -58,6 +60,8 @@ class ReliabilityDiagram:
     consistency_lower: Optional[np.ndarray] = None
     consistency_upper: Optional[np.ndarray] = None
     metric: str = "l1"
+    xlabel: str = "Predicted probability"
+    ylabel: str = "Observed frequency"
 
     def __repr__(self) -> str:
         interval_text = "" if self.n_boot == 0 else f", {self.level:.0%} interval=[{self.smece_low:.4g}, {self.smece_high:.4g}]"

@@ -18,6 +18,7 @@ and each class column ``exp(z_c − lse)`` is formed in one reused buffer.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any, Optional
 
@@ -372,10 +373,12 @@ def top_label_diagram(
     Returns
     -------
     ReliabilityDiagram
+        Its plot labels the axes "Confidence" and "Accuracy".
     """
     kind, mat, lab, w, tol = _prepare(probs, labels, logits, weights, atol)
     scan = _Scan(kind, mat, tol, lab, want_lse=False)
-    return _reliability_diagram(scan.f, scan.y, weights=w, **kwargs)
+    diagram = _reliability_diagram(scan.f, scan.y, weights=w, **kwargs)
+    return dataclasses.replace(diagram, xlabel="Confidence", ylabel="Accuracy")
 
 
 # ----------------------------------------------------------------------------

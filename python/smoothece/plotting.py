@@ -41,13 +41,14 @@ def _new_axes(ax, height: float = 5.0):
     return ax
 
 
-def _frame(ax, show_diagonal: bool) -> None:
+def _frame(ax, show_diagonal: bool, xlabel: str = "Predicted probability",
+           ylabel: str = "Observed frequency") -> None:
     """Unit square, equal aspect, axis labels and (once per Axes) the diagonal."""
     ax.set_xlim(0.0, 1.0)
     ax.set_ylim(0.0, 1.0)
     ax.set_aspect("equal", adjustable="box")
-    ax.set_xlabel("Predicted probability")
-    ax.set_ylabel("Observed frequency")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
     if show_diagonal and not any(line.get_gid() == "smoothece-diagonal" for line in ax.lines):
         ax.plot([0.0, 1.0], [0.0, 1.0], linestyle="--", color="0.5", linewidth=1.0, zorder=1,
                 gid="smoothece-diagonal")
@@ -253,7 +254,7 @@ def plot_diagram(
         ax.vlines(f[y == 1], 0.965, 1.0, gid="smoothece-ticks-positive", **rug)
         ax.vlines(f[y == 0], 0.0, 0.035, gid="smoothece-ticks-negative", **rug)
 
-    _frame(ax, show_diagonal)
+    _frame(ax, show_diagonal, diagram.xlabel, diagram.ylabel)
 
     if annotate:
         text = _smece_text(diagram)
