@@ -62,7 +62,7 @@ def _matrix(x: Any, name: str) -> np.ndarray:
     """A 2-D (n, K) numeric array, read in place when float32/float64."""
     if isinstance(x, (str, bytes)):
         raise TypeError(f"{name} must be a 2-D array of numbers, got {type(x).__name__}")
-    arr = np.asarray(x)
+    arr = _validate.array(x, name)  # masked or missing (NA) entries refused, object arrays of numbers read
     if arr.dtype.kind not in "biuf":
         raise TypeError(f"{name} must be an array of real numbers, got dtype {arr.dtype}")
     if arr.ndim != 2:
@@ -93,7 +93,7 @@ def _labels(labels: Any, n: int, k: int, name: str) -> np.ndarray:
         raise TypeError("labels must be an array of class indices, got None")
     if isinstance(labels, (str, bytes)):
         raise TypeError(f"labels must be an array of class indices, got {type(labels).__name__}")
-    lab = np.asarray(labels)
+    lab = _validate.array(labels, "labels")  # as for probs
     if lab.dtype.kind not in "biuf":
         raise TypeError(f"labels must be an array of integer class indices, got dtype {lab.dtype}")
     if lab.ndim != 1:

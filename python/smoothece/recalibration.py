@@ -73,13 +73,11 @@ def isotonic_fit(values: ArrayLike, weights: ArrayLike) -> np.ndarray:
 
 def _predictions(f: Any) -> np.ndarray:
     """Predictions as a 1-D array; a 2-D array with one column (scikit-learn's X) is accepted."""
-    arr = f
-    if not isinstance(f, (str, bytes)) and f is not None:
-        arr = np.asarray(f)
-        if arr.ndim == 2:
-            if arr.shape[1] != 1:
-                raise ValueError(f"f must be 1-D or of shape (n, 1), got shape {arr.shape}")
-            arr = arr[:, 0]
+    arr = _validate.array(f, "f")  # masked or missing (NA) values refused here, as everywhere
+    if arr.ndim == 2:
+        if arr.shape[1] != 1:
+            raise ValueError(f"f must be 1-D or of shape (n, 1), got shape {arr.shape}")
+        arr = arr[:, 0]
     return arr
 
 
