@@ -254,3 +254,47 @@ def test_object_labels_of_true_and_false():
     assert smoothece.smece(f, y) == smoothece.smece(f, y.astype(bool))
     with pytest.raises(TypeError, match=r"^y must be an array of real numbers, got str 'yes' at index 1"):
         smoothece.smece(f, np.array([True, "yes", False, True, False], dtype=object))
+
+
+# --- small cuts -----------------------------------------------------------------------------------
+
+
+def test_clip_numpy_true_is_true_and_int_is_refused():
+    f = np.array([-0.005, 0.3, 0.6, 1.004, 0.9])
+    y = np.array([0, 0, 1, 1, 1])
+    assert smoothece.smece(f, y, clip=np.True_) == smoothece.smece(f, y, clip=True)
+    assert smoothece.smece(f, y, clip=np.True_) == smoothece.smece(np.clip(f, 0, 1), y)
+    with pytest.raises(smoothece.InputError, match=r"^f\[0\] = -0\.005"):
+        smoothece.smece(f, y, clip=np.False_)
+    for one in (1, np.int64(1)):
+        with pytest.raises(TypeError, match=r"^clip must be a bool or a float tolerance, got the integer .*1.*: "
+                                            r"pass clip=True .*or clip=1\.0 for a tolerance of 1\.0"):
+            smoothece.smece(f, y, clip=one)
+    assert smoothece.smece(f, y, clip=1.0) == smoothece.smece(f, y, clip=True)  # a float is a tolerance
+
+
+def test_seed_must_fit_64_bits():
+    f, y = np.array([0.2, 0.7, 0.4]), np.array([0, 1, 1])
+    smoothece.bootstrap_smece(f, y, n_boot=5, seed=2**64 - 1)
+    for entry in (lambda s: smoothece.bootstrap_smece(f, y, n_boot=5, seed=s),
+                  lambda s: smoothece.calibration_test(f, y, n_sim=5, seed=s),
+                  lambda s: smoothece.reliability_diagram(f, y, n_boot=5, seed=s)):
+        with pytest.raises(ValueError, match=r"^seed must be in \[0, 2\*\*64\), got 18446744073709551616"):
+            entry(2**64)
+        with pytest.raises(ValueError, match=r"^seed must be in \[0, 2\*\*64\), got -1"):
+            entry(-1)
+        with pytest.raises(TypeError, match=r"^seed must be an int"):
+            entry(1.0)
+
+
+@pytest.mark.parametrize("data", ["point mass", "point mass at 0", "beta(0.3, 5)"])
+def test_calibration_test_and_bands_without_runtime_warnings(data):
+    # pytest turns warnings into errors here: an "All-NaN slice" RuntimeWarning would fail this.
+    rng = np.random.default_rng(4)
+    f = {"point mass": np.full(500, 0.3), "point mass at 0": np.zeros(200),
+         "beta(0.3, 5)": rng.beta(0.3, 5.0, size=3000)}[data]
+    y = rng.uniform(size=f.size) < f
+    test = smoothece.calibration_test(f, y, n_sim=200, seed=1)
+    assert 0 < test.p_value <= 1 and np.isfinite(test.null_mean)
+    d = smoothece.reliability_diagram(f, y, n_boot=200, seed=1, consistency=True, n_sim=200)
+    assert np.isfinite(d.smece_low) and np.isfinite(d.smece_high)
