@@ -7,14 +7,21 @@ miscalibration the diagram shows. :class:`SmoothCalibrator` fits it on one set
 of predictions and outcomes and applies it to new predictions, optionally
 forced to be non-decreasing (so it keeps the ranking of the predictions).
 
-The class follows scikit-learn's estimator conventions (``fit`` returns self,
-``get_params``/``set_params``, fitted attributes end in ``_``, it can be a step
-of a ``Pipeline``) without importing scikit-learn.
+The class follows the conventions of scikit-learn's ``IsotonicRegression``,
+the 1-D calibrator it resembles. When scikit-learn is installed it *is* a
+scikit-learn estimator (``BaseEstimator`` with ``RegressorMixin`` and
+``TransformerMixin``, as ``IsotonicRegression``): ``clone``, ``Pipeline``,
+``cross_val_score`` and ``check_is_fitted`` work, and an unfitted one raises
+scikit-learn's ``NotFittedError``. Without scikit-learn it keeps the same
+methods (``get_params``/``set_params`` included) and raises its own
+``NotFittedError``. Importing this module imports scikit-learn when present
+(``import smoothece`` does not: ``smoothece.SmoothCalibrator`` is resolved on
+first use).
 """
 
 from __future__ import annotations
 
-from typing import Any, Optional, Union
+from typing import Any, Optional, Tuple, Union
 
 import numpy as np
 
@@ -22,19 +29,54 @@ from . import _validate
 from ._api import smece
 from ._summary import checked_predictions
 from ._summary import checked_rows as _rows
+from ._typing import ArrayLike, FloatArray
 from ._util import filled_curve as _filled_curve
-from .diagram import reliability_diagram
+from .diagram import ReliabilityDiagram, reliability_diagram
 
 _count, _level, _seed, _choice = _validate.count, _validate.level, _validate.seed, _validate.choice
 
 __all__ = ["SmoothCalibrator", "NotFittedError", "isotonic_fit"]
 
-ArrayLike = Any
+_PARAMS = ("sigma", "monotone", "method", "n_boot", "level", "seed", "clip")
 
 
-class NotFittedError(ValueError, AttributeError):
-    """Raised by ``predict``/``transform`` before ``fit`` (a ValueError and an AttributeError,
-    like scikit-learn's exception of the same name)."""
+class _Estimator:
+    """The parameter protocol of scikit-learn's ``BaseEstimator``, for installs without it."""
+
+    def get_params(self, deep: bool = True) -> dict:
+        """The constructor arguments, as a dict (``deep`` is accepted for scikit-learn and ignored)."""
+        return {name: getattr(self, name) for name in _PARAMS}
+
+    def set_params(self, **params: Any) -> Any:
+        """Sets constructor arguments by name and returns self (the fit is not redone)."""
+        for name, value in params.items():
+            if name not in _PARAMS:
+                raise ValueError(f"invalid parameter {name!r} for {type(self).__name__}; valid parameters: "
+                                 f"{', '.join(_PARAMS)}")
+            setattr(self, name, value)
+        return self
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({', '.join(f'{k}={getattr(self, k)!r}' for k in _PARAMS)})"
+
+
+try:
+    from sklearn.base import BaseEstimator, RegressorMixin, TransformerMixin
+    from sklearn.exceptions import NotFittedError
+
+    # A regressor, as IsotonicRegression: it estimates E[y | f], a number in [0, 1], not a
+    # class, so predict returns probabilities and the regression scorers apply
+    # ("neg_mean_squared_error" is the Brier score for 0/1 outcomes; "r2" is the default);
+    # a transformer too, so that it can sit inside a Pipeline. predict_proba adds the
+    # probability scorers ("neg_brier_score", "neg_log_loss").
+    _BASES: Tuple[type, ...] = (RegressorMixin, TransformerMixin, BaseEstimator)
+except ImportError:
+
+    class NotFittedError(ValueError, AttributeError):  # type: ignore[no-redef]
+        """Raised by ``predict``/``transform`` before ``fit`` (a ValueError and an
+        AttributeError, like scikit-learn's exception, which it is when installed)."""
+
+    _BASES = (_Estimator,)
 
 
 def isotonic_fit(values: ArrayLike, weights: ArrayLike) -> np.ndarray:
@@ -81,13 +123,12 @@ def _predictions(f: Any) -> np.ndarray:
     return arr
 
 
-_PARAMS = ("sigma", "monotone", "method", "n_boot", "level", "seed", "clip")
 _METHODS = ("residual", "diagram")
 #: Bandwidth of the map when σ* = 0 (every residual y − f is zero: the map is the identity on the data).
 _SIGMA_FLOOR = 1e-3
 
 
-class SmoothCalibrator:
+class SmoothCalibrator(*_BASES):  # type: ignore[misc]
     """Recalibrates predictions with the smoothed calibration function of the SmoothECE at σ*.
 
     ``fit(f, y)`` estimates E[y | f = t] by kernel smoothing with the reflected
@@ -112,6 +153,13 @@ class SmoothCalibrator:
       it leaves about half the held-out error of ``"diagram"``. Costs a second
       pass over the rows.
     - ``"diagram"``: μ̂σ itself, the curve :func:`smoothece.reliability_diagram` draws.
+
+    With scikit-learn installed it is one of its regressors and transformers,
+    as ``IsotonicRegression`` is: ``X`` of shape (n, 1) is taken wherever ``f``
+    is, ``sample_weight`` is a name of ``weights``, and ``cross_val_score``
+    works with the regression scorings (``"neg_mean_squared_error"``, the
+    Brier score for 0/1 outcomes, ``"r2"``, ...) and, through
+    :meth:`predict_proba`, with ``"neg_brier_score"`` and ``"neg_log_loss"``.
 
     Parameters
     ----------
@@ -152,7 +200,7 @@ class SmoothCalibrator:
     lower_, upper_ : numpy.ndarray or None
         Pointwise bootstrap band of the map on ``mesh_`` (None unless n_boot > 0).
     n_features_in_ : int
-        1 (for scikit-learn).
+        1 (scikit-learn's convention).
 
     Examples
     --------
@@ -182,31 +230,14 @@ class SmoothCalibrator:
 
     # -- scikit-learn protocol ----------------------------------------------------------
 
-    def get_params(self, deep: bool = True) -> dict:
-        """The constructor arguments, as a dict (``deep`` is accepted for scikit-learn and ignored)."""
-        return {name: getattr(self, name) for name in _PARAMS}
-
-    def set_params(self, **params) -> "SmoothCalibrator":
-        """Sets constructor arguments by name and returns self (the fit is not redone)."""
-        for name, value in params.items():
-            if name not in _PARAMS:
-                raise ValueError(f"invalid parameter {name!r} for SmoothCalibrator; valid parameters: {', '.join(_PARAMS)}")
-            setattr(self, name, value)
-        return self
-
-    def __sklearn_tags__(self):
-        # Called only by scikit-learn (≥ 1.6), so importing it here adds no dependency.
-        from sklearn.utils import InputTags, Tags, TargetTags, TransformerTags
-
-        return Tags(estimator_type=None, target_tags=TargetTags(required=True),
-                    transformer_tags=TransformerTags(preserves_dtype=["float64"]),
-                    input_tags=InputTags(one_d_array=True, two_d_array=True))
+    def __sklearn_tags__(self) -> Any:
+        # Called only by scikit-learn (>= 1.6), whose BaseEstimator is then a base class.
+        tags = super().__sklearn_tags__()  # type: ignore[misc]
+        tags.transformer_tags.preserves_dtype = ["float64"]
+        return tags
 
     def __sklearn_is_fitted__(self) -> bool:
         return hasattr(self, "curve_")
-
-    def __repr__(self) -> str:
-        return f"SmoothCalibrator({', '.join(f'{k}={getattr(self, k)!r}' for k in _PARAMS)})"
 
     # -- fitting and applying -----------------------------------------------------------
 
@@ -314,6 +345,17 @@ class SmoothCalibrator:
                       sample_weight: Optional[ArrayLike] = None) -> np.ndarray:
         """``fit(f, y, ...)`` then ``transform(f)``."""
         return self.fit(f, y, weights=weights, sample_weight=sample_weight).transform(f)
+
+    def predict_proba(self, f: ArrayLike) -> FloatArray:
+        """Probabilities of the two outcomes, shape (n, 2): columns 1 − μ̂(f) and μ̂(f).
+
+        The layout of scikit-learn's binary classifiers, so that probability
+        scorers apply: ``cross_val_score(..., scoring="neg_brier_score")`` equals
+        ``scoring="neg_mean_squared_error"``, and ``"neg_log_loss"`` is the
+        log loss of the recalibrated predictions.
+        """
+        p = self.predict(f)
+        return np.column_stack([1.0 - p, p])
 
     def predict_interval(self, f: ArrayLike):
         """Pointwise bootstrap band (lower, upper) of the map at ``f`` (needs n_boot > 0 at fit)."""
