@@ -11,6 +11,7 @@ its error type.
 from __future__ import annotations
 
 import numbers
+import secrets
 import sys
 from typing import Any, Optional
 
@@ -66,7 +67,7 @@ def _missing_objects(arr: np.ndarray) -> np.ndarray:
     pandas = sys.modules.get("pandas")
     if pandas is not None:
         return np.asarray(pandas.isna(arr), dtype=bool)
-    return np.equal(arr, None)
+    return np.equal(arr, np.array(None))  # elementwise == None (numpy's stubs refuse a bare None)
 
 
 def array(x: Any, name: str) -> np.ndarray:
@@ -221,7 +222,7 @@ def level(value: Any) -> float:
 def seed(value: Any) -> int:
     """An explicit 64-bit seed, or fresh entropy (which the result records)."""
     if value is None:
-        return int(np.random.SeedSequence().entropy % (1 << 64))
+        return secrets.randbits(64)
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
         raise TypeError(f"seed must be an int in [0, 2**64) or None, got {value!r}")
     if not 0 <= value <= MAX_SEED:

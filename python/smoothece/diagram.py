@@ -7,7 +7,7 @@ the consistency band are all answered from that summary by the core.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional, Union
+from typing import TYPE_CHECKING, Any, Optional, Union
 
 import numpy as np
 
@@ -15,6 +15,9 @@ from . import _validate
 from ._summary import summarise
 from ._typing import ArrayLike
 from ._util import MESH_INTERVALS, frozen, interval, pointwise_band
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
 
 __all__ = ["ReliabilityDiagram", "reliability_diagram"]
 
@@ -69,7 +72,7 @@ class ReliabilityDiagram:
                 f"smece_tilde={self.smece_tilde:.4g}, n={self.n}, total_weight={self.total_weight:.6g}, "
                 f"mesh={self.mesh.size} points, n_boot={self.n_boot}, seed={self.seed}, metric={self.metric!r})")
 
-    def plot(self, ax=None, **style):
+    def plot(self, ax: Optional[Axes] = None, **style: Any) -> Axes:
         """Draws the diagram on ``ax`` (a new figure if None) and returns ``ax``; see
         :func:`smoothece.plotting.plot_diagram` for the style options."""
         from .plotting import plot_diagram

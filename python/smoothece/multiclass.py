@@ -26,11 +26,11 @@ import numpy as np
 
 from . import _validate
 from ._api import smece as _smece
+from ._typing import ArrayLike
 from ._util import frozen as _frozen
 from .diagram import ReliabilityDiagram
 from .diagram import reliability_diagram as _reliability_diagram
 
-ArrayLike = Any
 
 #: Entries per block of rows in the passes over the (n, K) matrix.
 _BLOCK_ENTRIES = 1 << 18
@@ -168,12 +168,10 @@ class _Scan:
 
     def __init__(self, kind: str, mat: np.ndarray, tol: float, labels: Optional[np.ndarray], want_lse: bool):
         n, k = mat.shape
-        self.f = self.y = self.lse = None
-        if labels is not None:
-            self.f = np.empty(n, dtype=np.float64)
-            self.y = np.empty(n, dtype=np.bool_)
-        if want_lse:
-            self.lse = np.empty(n, dtype=np.float64)
+        # Empty unless asked for: the pairs with labels, the log-sum-exp with want_lse.
+        self.f = np.empty(n if labels is not None else 0, dtype=np.float64)
+        self.y = np.empty(n if labels is not None else 0, dtype=np.bool_)
+        self.lse = np.empty(n if want_lse else 0, dtype=np.float64)
         first_entry = first_row = None
         bad_entries = bad_rows_total = 0
         is_bad = _bad_probability if kind == "probs" else _bad_logit
@@ -487,7 +485,7 @@ def classwise_smece(
     cls = _classes(classes, k)
     scan = _Scan(kind, mat, tol, None, want_lse=(kind == "logits"))
     y = np.empty(lab.shape[0], dtype=np.bool_)
-    col = None if kind == "probs" else np.empty(lab.shape[0], dtype=np.float64)
+    col = np.empty(lab.shape[0] if kind == "logits" else 0, dtype=np.float64)  # a class's probabilities
     values = np.empty(cls.size, dtype=np.float64)
     for j, c in enumerate(cls):  # a loop over classes; the rows are the core's
         np.equal(lab, c, out=y)

@@ -13,9 +13,18 @@ users can find them again on a busy Axes.
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Dict, Optional, Union
 
 import numpy as np
+
+from ._typing import ArrayLike
+
+if TYPE_CHECKING:  # matplotlib is imported inside the functions, at draw time
+    from matplotlib.axes import Axes
+    from matplotlib.typing import ColorType
+
+    from .diagram import ReliabilityDiagram
+    from .groups import GroupedCalibration
 
 
 __all__ = ["plot_diagram", "plot_reliability_diagram", "plot_binned_diagram", "plot_groups"]
@@ -31,7 +40,7 @@ _COMPUTE_KEYS = frozenset(
 )
 
 
-def _new_axes(ax, height: float = 5.0):
+def _new_axes(ax: Optional[Axes], height: float = 5.0) -> Axes:
     """``ax``, or the Axes of a new ``5 x height`` inch constrained-layout figure."""
     if ax is not None:
         return ax
@@ -157,10 +166,10 @@ def _density_panel(ax, diagram, color) -> Any:
 
 
 def plot_diagram(
-    diagram,
-    ax=None,
+    diagram: ReliabilityDiagram,
+    ax: Optional[Axes] = None,
     *,
-    color="C0",
+    color: ColorType = "C0",
     band: bool = True,
     consistency: bool = True,
     ticks: bool = True,
@@ -169,7 +178,7 @@ def plot_diagram(
     width_scale: float = 1.0,
     label: Optional[str] = None,
     show_diagonal: bool = True,
-):
+) -> Axes:
     """Draws a smoothed reliability diagram (Błasiok & Nakkiran 2024, Fig. 1 right).
 
     Parameters
@@ -250,7 +259,7 @@ def plot_diagram(
         # x in data units, y in axes fraction: the rug hugs the frame at any size.
         f = np.asarray(diagram.sample_f, dtype=float)
         y = np.asarray(diagram.sample_y, dtype=float)
-        rug = dict(transform=ax.get_xaxis_transform(), colors=color, linewidths=0.6, alpha=0.35, zorder=2.5)
+        rug: Dict[str, Any] = dict(transform=ax.get_xaxis_transform(), colors=color, linewidths=0.6, alpha=0.35, zorder=2.5)
         ax.vlines(f[y == 1], 0.965, 1.0, gid="smoothece-ticks-positive", **rug)
         ax.vlines(f[y == 0], 0.0, 0.035, gid="smoothece-ticks-negative", **rug)
 
@@ -272,7 +281,7 @@ def plot_diagram(
     return ax
 
 
-def plot_reliability_diagram(f, y, ax=None, **kw):
+def plot_reliability_diagram(f: ArrayLike, y: ArrayLike, ax: Optional[Axes] = None, **kw: Any) -> Axes:
     """Computes and draws the smoothed reliability diagram of ``(f, y)``.
 
     Parameters
@@ -302,17 +311,17 @@ def plot_reliability_diagram(f, y, ax=None, **kw):
 
 
 def plot_binned_diagram(
-    f,
-    y,
-    ax=None,
+    f: ArrayLike,
+    y: ArrayLike,
+    ax: Optional[Axes] = None,
     *,
     n_bins: int = 15,
-    weights=None,
+    weights: Optional[ArrayLike] = None,
     strategy: str = "uniform",
-    color="C1",
+    color: ColorType = "C1",
     show_counts: bool = False,
-    clip=False,
-):
+    clip: Union[bool, float] = False,
+) -> Axes:
     """Draws the classic binned reliability diagram, for comparison.
 
     Each non-empty bin gets a bar over its extent up to its (weighted) mean
@@ -373,7 +382,8 @@ def plot_binned_diagram(
     return ax
 
 
-def plot_groups(result, ax=None, *, max_groups: int = 40, alpha: float = 0.05, color="C0", flag_color="C3"):
+def plot_groups(result: GroupedCalibration, ax: Optional[Axes] = None, *, max_groups: int = 40, alpha: float = 0.05,
+                color: ColorType = "C0", flag_color: ColorType = "C3") -> Axes:
     """Draws a :class:`smoothece.GroupedCalibration`: a forest plot for categories,
     a drift plot for ordered keys (numbers, dates).
 

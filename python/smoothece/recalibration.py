@@ -21,7 +21,7 @@ first use).
 
 from __future__ import annotations
 
-from typing import Any, Optional, Tuple, Union
+from typing import Any, List, Optional, Tuple, Union
 
 import numpy as np
 
@@ -100,7 +100,9 @@ def isotonic_fit(values: ArrayLike, weights: ArrayLike) -> np.ndarray:
         raise ValueError(f"values and weights must be 1-D of the same length, got {v.shape} and {w.shape}")
     if not np.all(w > 0) or not np.all(np.isfinite(w)) or not np.all(np.isfinite(v)):
         raise ValueError("isotonic_fit needs finite values and positive finite weights")
-    means, mass, size = [], [], []
+    means: List[float] = []
+    mass: List[float] = []
+    size: List[int] = []
     for value, weight in zip(v.tolist(), w.tolist()):
         m, s, k = value, weight, 1
         while means and means[-1] >= m:  # pool with the previous block while they violate the order
@@ -277,7 +279,7 @@ class SmoothCalibrator(*_BASES):  # type: ignore[misc]
                 raise TypeError("give weights or sample_weight, not both")
             weights = sample_weight
         sigma, monotone, method, n_boot, level, seed = self._checked_params()
-        star = None
+        star: Optional[float] = None
         f, y, w, total = _rows(_predictions(f), y, weights, self.clip)  # clamped float64 f when clip allows
         if sigma is None:
             # σ* first, then every curve at that fixed σ, so that both passes smooth with the same kernel.
@@ -301,7 +303,7 @@ class SmoothCalibrator(*_BASES):  # type: ignore[misc]
         self.mesh_ = mesh
         self.curve_ = curve
         self.sigma_ = float(diag.sigma)
-        self.smece_ = float(star) if self.sigma is None else float(diag.smece)
+        self.smece_ = float(diag.smece if star is None else star)  # σ*, or smECEσ at a fixed sigma
         self.diagram_ = diag
         band = [None if b is None else np.clip(_filled_curve(mesh, b + shift), 0.0, 1.0)
                 for b in (diag.lower, diag.upper)]
@@ -357,9 +359,10 @@ class SmoothCalibrator(*_BASES):  # type: ignore[misc]
         p = self.predict(f)
         return np.column_stack([1.0 - p, p])
 
-    def predict_interval(self, f: ArrayLike):
+    def predict_interval(self, f: ArrayLike) -> Tuple[FloatArray, FloatArray]:
         """Pointwise bootstrap band (lower, upper) of the map at ``f`` (needs n_boot > 0 at fit)."""
         x = self._inputs(f)
-        if self.lower_ is None:
+        lower, upper = self.lower_, self.upper_
+        if lower is None or upper is None:
             raise ValueError("no bootstrap band: fit with n_boot > 0 to use predict_interval")
-        return np.interp(x, self.mesh_, self.lower_), np.interp(x, self.mesh_, self.upper_)
+        return np.interp(x, self.mesh_, lower), np.interp(x, self.mesh_, upper)
