@@ -31,7 +31,7 @@ from ._summary import checked_predictions
 from ._summary import checked_rows as _rows
 from ._typing import ArrayLike, FloatArray
 from ._util import filled_curve as _filled_curve
-from .diagram import ReliabilityDiagram, reliability_diagram
+from .diagram import reliability_diagram
 
 _count, _level, _seed, _choice = _validate.count, _validate.level, _validate.seed, _validate.choice
 
@@ -231,12 +231,10 @@ class SmoothCalibrator(*_BASES):  # type: ignore[misc]
         self.clip = clip
 
     # -- scikit-learn protocol ----------------------------------------------------------
-
-    def __sklearn_tags__(self) -> Any:
-        # Called only by scikit-learn (>= 1.6), whose BaseEstimator is then a base class.
-        tags = super().__sklearn_tags__()  # type: ignore[misc]
-        tags.transformer_tags.preserves_dtype = ["float64"]
-        return tags
+    # The mixins' tags stand (X 2-D, y required, float64 preserved). Not one_d_array,
+    # although f may be 1-D: scikit-learn's checks read that tag as "only 1-D X" and
+    # then fail inside themselves (IsotonicRegression also sets two_d_array=False,
+    # which skips every check).
 
     def __sklearn_is_fitted__(self) -> bool:
         return hasattr(self, "curve_")
