@@ -58,7 +58,8 @@ print("sklearn" in sys.modules)
 
 
 def test_import_does_not_load_sklearn_or_pyplot():
-    code = "import sys, smoothece; print(sorted(m for m in ('sklearn', 'matplotlib.pyplot', 'scipy') if m in sys.modules))"
+    code = ("import sys, smoothece\n"
+            "print(sorted(m for m in ('sklearn', 'matplotlib.pyplot', 'scipy') if m in sys.modules))")
     assert run_python(code).strip() == "[]"
 
 

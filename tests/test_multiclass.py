@@ -258,7 +258,8 @@ def test_exactly_one_of_probs_and_logits(func):
     (np.array([["a", "b"], ["c", "d"]]), "probs must be an array of real numbers"),
     (np.array([[0.5 + 0j, 0.5], [1, 0]]), "probs must be an array of real numbers"),
     # Object arrays of numbers are read (as f and y are); anything else in one is named.
-    (np.array([[0.5, "x"], [1, 0]], dtype=object), "probs must be an array of real numbers, got str 'x' at index 1"),
+    (np.array([[0.5, "x"], [1, 0]], dtype=object),
+     "probs must be an array of real numbers, got str 'x' at index 1"),
     ("probs", "probs must be a 2-D array of numbers"),
 ])
 def test_non_numeric_probs_raise_type_error(func, bad, match):

@@ -31,7 +31,6 @@ from ._util import frozen as _frozen
 from .diagram import ReliabilityDiagram
 from .diagram import reliability_diagram as _reliability_diagram
 
-
 #: Entries per block of rows in the passes over the (n, K) matrix.
 _BLOCK_ENTRIES = 1 << 18
 

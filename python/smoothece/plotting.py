@@ -259,7 +259,8 @@ def plot_diagram(
         # x in data units, y in axes fraction: the rug hugs the frame at any size.
         f = np.asarray(diagram.sample_f, dtype=float)
         y = np.asarray(diagram.sample_y, dtype=float)
-        rug: Dict[str, Any] = dict(transform=ax.get_xaxis_transform(), colors=color, linewidths=0.6, alpha=0.35, zorder=2.5)
+        rug: Dict[str, Any] = dict(transform=ax.get_xaxis_transform(), colors=color, linewidths=0.6, alpha=0.35,
+                                   zorder=2.5)
         ax.vlines(f[y == 1], 0.965, 1.0, gid="smoothece-ticks-positive", **rug)
         ax.vlines(f[y == 0], 0.0, 0.035, gid="smoothece-ticks-negative", **rug)
 
