@@ -106,10 +106,6 @@ Y = (_rng.uniform(size=N) < F).astype(np.int64)
 W = _rng.uniform(0.5, 2.0, size=N)
 
 
-def _calibrator():
-    return smoothece.SmoothCalibrator()
-
-
 def _binary(call):
     """An entry point that takes (f, y, weights) rows, with a comparable summary of its answer."""
     return dict(names=("f", "y", "weights"), matrix=False, call=call)
@@ -120,16 +116,27 @@ def _multiclass(call):
     return dict(names=("probs", "labels", "weights"), matrix=True, call=call)
 
 
+def _diagram(f, y, w):
+    d = smoothece.reliability_diagram(f, y, weights=w, n_boot=10, seed=0)
+    return (d.smece, d.smece_low, *d.mu[::64])
+
+
+def _bootstrap(f, y, w):
+    r = smoothece.bootstrap_smece(f, y, weights=w, n_boot=10, seed=0)
+    return (r.value, r.low, r.high)
+
+
+def _test(f, y, w):
+    t = smoothece.calibration_test(f, y, weights=w, n_sim=10, seed=0)
+    return (t.statistic, t.p_value)
+
+
 ENTRY_POINTS = {
     "smece": _binary(lambda f, y, w: smoothece.smece(f, y, weights=w)),
     "smece_sigma": _binary(lambda f, y, w: smoothece.smece_sigma(f, y, 0.05, weights=w)),
-    "reliability_diagram": _binary(lambda f, y, w: (
-        lambda d: (d.smece, d.smece_low, *d.mu[::64]))(smoothece.reliability_diagram(f, y, weights=w, n_boot=10,
-                                                                                       seed=0))),
-    "bootstrap_smece": _binary(lambda f, y, w: (
-        lambda r: (r.value, r.low, r.high))(smoothece.bootstrap_smece(f, y, weights=w, n_boot=10, seed=0))),
-    "calibration_test": _binary(lambda f, y, w: (
-        lambda t: (t.statistic, t.p_value))(smoothece.calibration_test(f, y, weights=w, n_sim=10, seed=0))),
+    "reliability_diagram": _binary(_diagram),
+    "bootstrap_smece": _binary(_bootstrap),
+    "calibration_test": _binary(_test),
     "smece_by_group": _binary(lambda f, y, w: tuple(smoothece.smece_by_group(f, y, np.arange(N) % 2,
                                                                              weights=w).smece)),
     "binned_calibration": _binary(lambda f, y, w: smoothece.binned_calibration(f, y, weights=w).ece()),
@@ -139,8 +146,10 @@ ENTRY_POINTS = {
     "brier_decomposition": _binary(lambda f, y, w: smoothece.brier_decomposition(f, y, weights=w).brier),
     "laplace_kernel_ce": _binary(lambda f, y, w: smoothece.laplace_kernel_ce(f, y, weights=w)),
     "interval_ce_random": _binary(lambda f, y, w: smoothece.interval_ce_random(f, y, weights=w, seed=0, trials=5)),
-    "SmoothCalibrator.fit": _binary(lambda f, y, w: tuple(_calibrator().fit(f, y, weights=w).curve_[::64])),
-    "SmoothCalibrator.predict": _binary(lambda f, y, w: tuple(_calibrator().fit(F, Y, weights=w).predict(f))),
+    "SmoothCalibrator.fit": _binary(lambda f, y, w: tuple(
+        smoothece.SmoothCalibrator().fit(f, y, weights=w).curve_[::64])),
+    "SmoothCalibrator.predict": _binary(lambda f, y, w: tuple(
+        smoothece.SmoothCalibrator().fit(F, Y, weights=w).predict(f))),
     "CalibrationSketch.update": _binary(lambda f, y, w: smoothece.CalibrationSketch().update(f, y, w).smece()),
     "top_label_smece": _multiclass(lambda p, lab, w: smoothece.top_label_smece(p, lab, weights=w)),
     "top_label_diagram": _multiclass(lambda p, lab, w: smoothece.top_label_diagram(p, lab, weights=w, n_boot=0,
