@@ -119,6 +119,30 @@ def test_top_label_smece_and_diagram_are_those_of_the_pairs():
     assert a.smece == b.smece and a.n == b.n
 
 
+def test_top_label_diagram_plots_confidence_against_accuracy(tmp_path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.image as mpimg
+    import matplotlib.pyplot as plt
+
+    p, labels = calibrated(5000, 4, seed=6)
+    diagram = top_label_diagram(p, labels, n_boot=50, seed=1)
+    assert (diagram.xlabel, diagram.ylabel) == ("Confidence", "Accuracy")
+    ax = diagram.plot(density_panel=True)
+    assert ax.get_ylabel() == "Accuracy" and ax.child_axes[0].get_xlabel() == "Confidence"
+    ax.figure.savefig(tmp_path / "top_label.png", dpi=50)
+    assert mpimg.imread(tmp_path / "top_label.png").std() > 0
+    fig, axes = plt.subplots(1, 2, layout="constrained")
+    diagram.plot(ax=axes[0])
+    assert (axes[0].get_xlabel(), axes[0].get_ylabel()) == ("Confidence", "Accuracy")
+    # The binary diagram keeps its own words.
+    f, y = confidence_pairs(p, labels)
+    smoothece.reliability_diagram(f, y, n_boot=0, seed=1).plot(ax=axes[1])
+    assert (axes[1].get_xlabel(), axes[1].get_ylabel()) == ("Predicted probability", "Observed frequency")
+    plt.close("all")
+
+
 # -- class-wise ------------------------------------------------------------------
 def test_classwise_equals_one_vs_rest_by_hand():
     p, labels = calibrated(30_000, 4, seed=5, alpha=0.7)
@@ -233,7 +257,9 @@ def test_exactly_one_of_probs_and_logits(func):
 @pytest.mark.parametrize("bad, match", [
     (np.array([["a", "b"], ["c", "d"]]), "probs must be an array of real numbers"),
     (np.array([[0.5 + 0j, 0.5], [1, 0]]), "probs must be an array of real numbers"),
-    (np.array([[0.5, 0.5], [1, 0]], dtype=object), "probs must be an array of real numbers"),
+    # Object arrays of numbers are read (as f and y are); anything else in one is named.
+    (np.array([[0.5, "x"], [1, 0]], dtype=object),
+     "probs must be an array of real numbers, got str 'x' at index 1"),
     ("probs", "probs must be a 2-D array of numbers"),
 ])
 def test_non_numeric_probs_raise_type_error(func, bad, match):

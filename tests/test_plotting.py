@@ -105,10 +105,8 @@ def test_expected_artists(daffs_diagram):
     assert len(neg[0].get_segments()) == int(np.sum(d.sample_y == 0))
 
     texts = [t.get_text() for t in ax.texts]
-    assert len(texts) == 1
-    assert "smECE =" in texts[0] and "±" in texts[0]
-    half = 0.5 * (d.smece_high - d.smece_low)
-    assert texts[0] == f"smECE = {d.smece:.3f} ± {half:.3f}"
+    # DAFFS' interval is skewed (0.047 below, 0.087 above at 3 digits would be wrong): shown as is.
+    assert texts == [f"smECE = {d.smece:.3f}\n95% CI {d.smece_low:.3f}–{d.smece_high:.3f}"]
 
     assert ax.get_xlim() == (0.0, 1.0) and ax.get_ylim() == (0.0, 1.0)
     assert ax.get_aspect() == 1.0
@@ -130,6 +128,46 @@ def test_no_bootstrap_text_and_band(solar):
     ax = plotting.plot_diagram(diagram)
     assert [t.get_text() for t in ax.texts] == [f"smECE = {diagram.smece:.3f}"]
     assert not by_gid(ax.collections, "smoothece-band")
+
+
+def annotation(diagram, **style):
+    ax = plotting.plot_diagram(diagram, **style)
+    (text,) = [t.get_text() for t in ax.texts]
+    return text
+
+
+def test_annotation_plus_minus_only_for_a_symmetric_interval(resnet_diagram, daffs_diagram):
+    d = resnet_diagram  # 50,000 rows: the interval is symmetric to three digits
+    half = 0.5 * (d.smece_high - d.smece_low)
+    assert annotation(d) == f"smECE = {d.smece:.3f} ± {half:.3f}"
+    assert f"{d.smece - half:.3f}" == f"{d.smece_low:.3f}" and f"{d.smece + half:.3f}" == f"{d.smece_high:.3f}"
+    for (v, lo, hi), text in [
+        ((0.040, 0.030, 0.050), "smECE = 0.040 ± 0.010"),
+        ((0.0404, 0.0296, 0.0504), "smECE = 0.040 ± 0.010"),  # symmetric up to the rounding of the digits shown
+        ((0.040, 0.030, 0.052), "smECE = 0.040\n95% CI 0.030–0.052"),
+        ((0.040, 0.045, 0.080), "smECE = 0.040\n95% CI 0.045–0.080"),  # v outside its own interval
+    ]:
+        assert annotation(dataclasses.replace(daffs_diagram, smece=v, smece_low=lo, smece_high=hi),
+                          label=None) == text
+    skewed = dataclasses.replace(daffs_diagram, smece=0.040, smece_low=0.045, smece_high=0.080, level=0.9)
+    assert annotation(skewed, label="A") == "A: smECE = 0.040\n90% CI 0.045–0.080"
+
+
+def test_annotation_of_a_calibrated_model(tmp_path):
+    # Calibrated by construction: the bootstrap replicates add noise, so the interval lies above the estimate.
+    rng = np.random.default_rng(0)
+    f = rng.uniform(size=20_000)
+    y = rng.uniform(size=f.size) < f
+    d = smoothece.reliability_diagram(f, y, n_boot=300, seed=3)
+    assert d.smece < d.smece_low
+    assert annotation(d) == f"smECE = {d.smece:.3f}\n95% CI {d.smece_low:.3f}–{d.smece_high:.3f}"
+    fig, ax = plt.subplots(figsize=(4, 4), layout="constrained")
+    plotting.plot_diagram(d, ax=ax)
+    saved_png(fig, tmp_path / "calibrated.png")
+    fig.canvas.draw()
+    (text,) = ax.texts
+    box = text.get_window_extent()
+    assert ax.get_window_extent().x0 <= box.x0 and box.x1 <= ax.get_window_extent().x1  # fits in the frame
 
 
 def test_nan_segments_skipped(daffs_diagram):
@@ -162,6 +200,8 @@ def test_two_models_on_one_axes(daffs_diagram, resnet_diagram):
     assert texts[0].get_text().startswith("DAFFS: smECE =")
     assert texts[1].get_text().startswith("ResNet-34: smECE =")
     assert texts[0].get_position()[1] > texts[1].get_position()[1]
+    ax.figure.canvas.draw()  # DAFFS' two-line annotation leaves room for the next one
+    assert texts[0].get_window_extent().y0 > texts[1].get_window_extent().y1
     assert ax.get_legend() is None  # the annotations name the models; no duplicate band entries
     ax.legend()
     assert [t.get_text() for t in ax.get_legend().get_texts()] == ["DAFFS", "ResNet-34"]
@@ -241,7 +281,7 @@ def test_plot_reliability_diagram(solar):
     assert isinstance(ax, matplotlib.axes.Axes)
     assert len(by_gid(ax.collections, "smoothece-band")) == 1
     assert by_gid(ax.collections, "smoothece-band")[0].get_label() == "90% bootstrap band"
-    assert "±" in ax.texts[0].get_text()
+    assert "\n90% CI " in ax.texts[0].get_text()  # DAFFS' skewed interval
 
 
 def test_plot_reliability_diagram_routes_consistency(solar):
@@ -260,6 +300,40 @@ def test_density_panel(daffs_diagram):
     assert ax.get_xlabel() == ""  # moved to the panel
     ax.figure.canvas.draw()
     assert panel.get_position().y1 <= ax.get_position().y0
+
+
+@pytest.mark.parametrize("layout, size", [(None, None), ("constrained", (10, 3.6)), ("tight", (10, 3.6))])
+def test_density_panel_fits_in_a_grid_of_subplots(daffs_diagram, solar, layout, size, tmp_path):
+    # The user's own grid: the panel must stay inside the box the grid gives the diagram.
+    d = solar["DAFFS"]
+    fig, axes = plt.subplots(1, 3, figsize=size, layout=layout)
+    smoothece.plot_binned_diagram(d.f, d.y, ax=axes[0])
+    ax = plotting.plot_diagram(daffs_diagram, ax=axes[1], density_panel=True)
+    plotting.plot_diagram(daffs_diagram, ax=axes[2])
+    saved_png(fig, tmp_path / f"grid_{layout}.png")
+    renderer = fig.canvas.get_renderer()
+    figure_box = fig.bbox
+    (panel,) = ax.child_axes
+    for artist in (panel, ax, *axes):
+        box = artist.get_tightbbox(renderer)
+        assert figure_box.x0 <= box.x0 and box.x1 <= figure_box.x1, (layout, box, figure_box)
+        assert figure_box.y0 <= box.y0 and box.y1 <= figure_box.y1, (layout, box, figure_box)
+    # Diagram and panel share the box of the Axes the user passed, one above the other.
+    allotted = ax.get_position(original=True)
+    main, below = ax.get_position(), panel.get_position()
+    assert below.y1 <= main.y0 and allotted.y0 - 1e-9 <= below.y0 and main.y1 <= allotted.y1 + 1e-9
+    assert below.x0 == pytest.approx(main.x0) and below.x1 == pytest.approx(main.x1)
+    assert panel.get_xlabel() == "Predicted probability" and ax.get_xlabel() == ""
+
+
+def test_density_panel_on_a_new_figure(daffs_diagram, tmp_path):
+    ax = plotting.plot_diagram(daffs_diagram, density_panel=True)
+    fig = ax.figure
+    saved_png(fig, tmp_path / "panel.png")
+    (panel,) = ax.child_axes
+    box = panel.get_tightbbox(fig.canvas.get_renderer())
+    assert fig.bbox.y0 <= box.y0
+    assert ax.get_position().height > 0.55  # the figure grows for the panel: the diagram keeps its size
 
 
 def test_density_panel_one_class(solar):

@@ -153,16 +153,15 @@ def test_weights_pickle_params_and_band():
                       "seed": None, "clip": False}
     c = SmoothCalibrator()
     assert c.set_params(sigma=0.05, monotone=True) is c and c.sigma == 0.05 and c.monotone is True
-    assert repr(c).startswith("SmoothCalibrator(sigma=0.05, monotone=True, method='residual'")
+    assert "sigma=0.05" in repr(c) and "monotone=True" in repr(c)
     assert c.fit(f, y) is c and c.sigma_ == 0.05
-    with pytest.raises(ValueError, match=r"invalid parameter 'bandwidth' for SmoothCalibrator"):
+    with pytest.raises(ValueError, match=r"(?i)invalid parameter 'bandwidth' for (estimator )?SmoothCalibrator"):
         c.set_params(bandwidth=1)
 
 
 def test_sklearn_pipeline():
     pipeline = pytest.importorskip("sklearn.pipeline")
     preprocessing = pytest.importorskip("sklearn.preprocessing")
-    base = pytest.importorskip("sklearn.base")
     f, y, _ = temperature_data(4000, 2.0, seed=5)
     X = f[:, None]
     direct = SmoothCalibrator().fit(f, y)
@@ -178,23 +177,203 @@ def test_sklearn_pipeline():
     assert SmoothCalibrator().fit_transform(X, y).shape == (f.size, 1)
     pipe = pipeline.make_pipeline(SmoothCalibrator(), preprocessing.FunctionTransformer(lambda X: 2 * X))
     np.testing.assert_allclose(pipe.fit_transform(X, y)[:, 0], 2 * direct.predict(f))
-    clone = base.clone(SmoothCalibrator(sigma=0.1, monotone=True))
-    assert clone.get_params()["sigma"] == 0.1 and not hasattr(clone, "curve_")
+
+
+def test_is_a_scikit_learn_estimator():
+    base = pytest.importorskip("sklearn.base")
+    from sklearn.exceptions import NotFittedError as SklearnNotFitted
     from sklearn.utils.validation import check_is_fitted
 
-    from sklearn.exceptions import NotFittedError as SklearnNotFitted
-
-    check_is_fitted(direct)
+    cal = SmoothCalibrator(sigma=0.1, monotone=True)
+    assert isinstance(cal, base.BaseEstimator) and isinstance(cal, base.RegressorMixin)
+    assert isinstance(cal, base.TransformerMixin)
+    assert base.is_regressor(cal) and not base.is_classifier(cal)
+    assert NotFittedError is SklearnNotFitted
+    with pytest.raises(SklearnNotFitted, match="not fitted yet"):
+        cal.predict([0.5])
     with pytest.raises(SklearnNotFitted):
-        check_is_fitted(SmoothCalibrator())
+        check_is_fitted(cal)
+    clone = base.clone(cal)
+    assert clone.get_params() == cal.get_params() and clone is not cal
+    f, y, _ = temperature_data(3000, 2.0, seed=6)
+    check_is_fitted(cal.fit(f, y))
+    assert not hasattr(base.clone(cal), "curve_")  # a clone is unfitted
+    assert repr(SmoothCalibrator(monotone=True)) == "SmoothCalibrator(monotone=True)"  # scikit-learn's repr
+    np.testing.assert_allclose(cal.score(f[:, None], y), 1 - np.mean((y - cal.predict(f)) ** 2) / np.var(y))
 
 
-def test_sklearn_is_not_imported():
+#: Scorers that cross_val_score accepts for IsotonicRegression (a regressor of E[y | f]).
+REGRESSION_SCORINGS = ["neg_mean_squared_error", "neg_mean_absolute_error", "r2", "neg_root_mean_squared_error",
+                       "explained_variance", None]
+
+
+@pytest.mark.parametrize("scoring", REGRESSION_SCORINGS + ["neg_brier_score", "neg_log_loss"])
+def test_cross_val_score(scoring):
+    model_selection = pytest.importorskip("sklearn.model_selection")
+    from sklearn.isotonic import IsotonicRegression
+
+    f, y, _ = temperature_data(3000, 2.0, seed=7)
+    X = f.reshape(-1, 1)
+    ours = model_selection.cross_val_score(SmoothCalibrator(), X, y, scoring=scoring, cv=3, error_score="raise")
+    assert ours.shape == (3,) and np.all(np.isfinite(ours))
+    if scoring in REGRESSION_SCORINGS:  # the same scorings as IsotonicRegression, on the same scale
+        iso = model_selection.cross_val_score(IsotonicRegression(out_of_bounds="clip"), X, y, scoring=scoring,
+                                              cv=3, error_score="raise")
+        np.testing.assert_allclose(ours, iso, rtol=0.1, atol=0.01)
+
+
+def test_brier_score_is_the_mean_squared_error():
+    # A regressor's predict_proba is unusual in scikit-learn (IsotonicRegression has none and
+    # scores NaN under "neg_brier_score"); a calibrator's output is a probability, so we offer
+    # the binary classifier layout and the probability scorers work.
+    model_selection = pytest.importorskip("sklearn.model_selection")
+    from sklearn.metrics import brier_score_loss, log_loss
+
+    f, y, _ = temperature_data(3000, 0.5, seed=8)
+    X = f.reshape(-1, 1)
+    brier = model_selection.cross_val_score(SmoothCalibrator(), X, y, scoring="neg_brier_score", cv=3)
+    mse = model_selection.cross_val_score(SmoothCalibrator(), X, y, scoring="neg_mean_squared_error", cv=3)
+    np.testing.assert_allclose(brier, mse, rtol=1e-12)
+    cal = SmoothCalibrator().fit(X, y)
+    proba = cal.predict_proba(X)
+    assert proba.shape == (f.size, 2)
+    np.testing.assert_array_equal(proba[:, 1], cal.predict(X))
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0, rtol=0, atol=1e-15)
+    assert brier_score_loss(y, proba[:, 1]) < brier_score_loss(y, f)  # recalibration helps
+    assert log_loss(y, proba) < log_loss(y, f)
+
+
+def test_sklearn_is_imported_by_recalibration_only():
     import subprocess
     import sys
 
-    code = "import sys, smoothece.recalibration, smoothece.measures; print('sklearn' in sys.modules)"
-    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()[-1] == "False"
+    code = ("import sys, smoothece, smoothece.measures, smoothece.multiclass; print('sklearn' in sys.modules)\n"
+            "import smoothece.recalibration; print('sklearn' in sys.modules)")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    pytest.importorskip("sklearn")
+    assert run.stdout.split() == ["False", "True"]
+
+
+def test_works_without_sklearn():
+    # A fresh interpreter in which scikit-learn cannot be imported.
+    import subprocess
+    import sys
+
+    code = """
+import sys
+sys.modules["sklearn"] = None  # import sklearn now raises ImportError
+import numpy as np
+from smoothece import SmoothCalibrator
+from smoothece.recalibration import NotFittedError
+rng = np.random.default_rng(0)
+f = rng.uniform(size=2000)
+y = rng.uniform(size=f.size) < f**2
+try:
+    SmoothCalibrator().predict(f)
+except NotFittedError as err:
+    assert isinstance(err, ValueError) and isinstance(err, AttributeError)
+    print(type(err).__module__, type(err).__name__)
+cal = SmoothCalibrator(monotone=True).fit(f.reshape(-1, 1), y)
+assert cal.transform(f.reshape(-1, 1)).shape == (2000, 1) and cal.predict_proba(f).shape == (2000, 2)
+assert cal.get_params()["monotone"] is True and cal.set_params(sigma=0.1) is cal
+print(repr(SmoothCalibrator(sigma=0.1)))
+try:
+    cal.set_params(bandwidth=1)
+except ValueError as err:
+    print(err)
+"""
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.splitlines() == [
+        "smoothece.recalibration NotFittedError",
+        "SmoothCalibrator(sigma=0.1, monotone=False, method='residual', n_boot=0, level=0.95, seed=None, clip=False)",
+        "invalid parameter 'bandwidth' for SmoothCalibrator; valid parameters: sigma, monotone, method, n_boot, "
+        "level, seed, clip",
+    ]
+
+
+#: scikit-learn's common checks that a 1-D calibrator fails by its nature, and why. The checks
+#: draw X with several real-valued columns (often negative, NaN or complex) and y continuous
+#: or multiclass; SmoothCalibrator takes one column of probabilities in [0, 1] and 0/1 outcomes,
+#: and refuses anything else (DESIGN.md §5). What those checks test is tested above and below
+#: on valid data (idempotent fit, pickling, order and subset invariance, weights, dtypes).
+_NOT_A_1D_CALIBRATOR = "draws X with several columns or outside [0, 1], or y not 0/1"
+SKLEARN_EXPECTED_FAILURES = {
+    check: _NOT_A_1D_CALIBRATOR for check in [
+        "check_all_zero_sample_weights_error", "check_dict_unchanged", "check_dont_overwrite_parameters",
+        "check_dtype_object", "check_estimators_dtypes", "check_estimators_fit_returns_self",
+        "check_estimators_nan_inf", "check_estimators_overwrite_params", "check_estimators_pickle",
+        "check_f_contiguous_array_estimator", "check_fit2d_1feature", "check_fit2d_1sample",
+        "check_fit2d_predict1d", "check_fit_check_is_fitted", "check_fit_idempotent", "check_fit_score_takes_y",
+        "check_methods_sample_order_invariance", "check_methods_subset_invariance", "check_n_features_in",
+        "check_n_features_in_after_fitting", "check_pipeline_consistency", "check_positive_only_tag_during_fit",
+        "check_readonly_memmap_input", "check_regressor_data_not_an_array", "check_regressors_int",
+        "check_regressors_train", "check_requires_y_none", "check_sample_weight_equivalence_on_dense_data",
+        "check_sample_weights_list", "check_sample_weights_not_an_array", "check_sample_weights_not_overwritten",
+        "check_sample_weights_pandas_series", "check_sample_weights_shape", "check_supervised_y_2d",
+        "check_transformer_data_not_an_array", "check_transformer_general", "check_transformer_preserve_dtypes",
+    ]
+}
+SKLEARN_EXPECTED_FAILURES.update({
+    "check_complex_data": "complex input is a TypeError, not a ValueError (DESIGN.md §5)",
+    "check_estimators_empty_data_messages": "the message names f's shape in our words",
+    "check_regressors_no_decision_function": "predict_proba on purpose (probability scorers); also draws 4 columns",
+})
+
+try:
+    from sklearn.utils.estimator_checks import parametrize_with_checks
+except ImportError:  # without scikit-learn, test_works_without_sklearn covers the class
+    pass
+else:
+
+    @parametrize_with_checks([SmoothCalibrator()], expected_failed_checks=lambda est: SKLEARN_EXPECTED_FAILURES)
+    def test_sklearn_common_checks(estimator, check):
+        check(estimator)
+
+
+def test_estimator_properties_on_valid_data(tmp_path):
+    # What the scikit-learn checks listed above test, on data a calibrator takes.
+    pd = pytest.importorskip("pandas")
+    f, y, _ = temperature_data(3000, 2.0, seed=9)
+    X = f.reshape(-1, 1)
+    w = np.random.default_rng(9).uniform(0.5, 2.0, size=f.size)
+    x_new = np.linspace(0, 1, 101).reshape(-1, 1)
+    cal = SmoothCalibrator(monotone=True)
+    assert cal.fit(X, y) is cal  # fit returns self
+    params, first = cal.get_params(), cal.predict(x_new)
+    assert cal.n_features_in_ == 1
+    np.testing.assert_array_equal(cal.fit(X, y).predict(x_new), first)  # idempotent
+    assert cal.get_params() == params  # parameters untouched
+    state = dict(vars(cal))
+    cal.predict(x_new), cal.transform(x_new), cal.predict_proba(x_new)
+    assert vars(cal).keys() == state.keys() and all(vars(cal)[k] is state[k] for k in state)  # dict unchanged
+    np.testing.assert_array_equal(pickle.loads(pickle.dumps(cal)).predict(x_new), first)
+    # Row order and subsets: predictions are per row.
+    order = np.random.default_rng(1).permutation(x_new.shape[0])
+    np.testing.assert_array_equal(cal.predict(x_new[order]), first[order])
+    np.testing.assert_array_equal(cal.predict(x_new[::7]), first[::7])
+    # Input types: float32, int labels, read-only memory maps, lists, pandas; weights of any kind.
+    np.testing.assert_allclose(SmoothCalibrator().fit(X.astype(np.float32), y).predict(x_new),
+                               SmoothCalibrator().fit(X.astype(np.float32).astype(np.float64), y).predict(x_new))
+    memmap = np.lib.format.open_memmap(tmp_path / "X.npy", mode="w+", dtype=np.float64, shape=X.shape)
+    memmap[:] = X
+    memmap.flush()
+    readonly = np.load(tmp_path / "X.npy", mmap_mode="r")
+    reference = SmoothCalibrator().fit(X, y, sample_weight=w).predict(x_new)
+    np.testing.assert_array_equal(SmoothCalibrator().fit(readonly, y, sample_weight=w).predict(readonly[:101]),
+                                  SmoothCalibrator().fit(X, y, sample_weight=w).predict(X[:101]))
+    for weights in (w.tolist(), pd.Series(w), w.astype(np.float32).astype(np.float64)):
+        np.testing.assert_allclose(SmoothCalibrator().fit(X, y, sample_weight=weights).predict(x_new), reference,
+                                   rtol=0, atol=1e-8)  # float32 weights round
+    w_before = w.copy()
+    SmoothCalibrator().fit(X, y, sample_weight=w)
+    np.testing.assert_array_equal(w, w_before)  # sample weights not overwritten
+    assert SmoothCalibrator().fit(X, y).transform(x_new).dtype == np.float64
+    frame = pd.DataFrame({"confidence": f})
+    np.testing.assert_array_equal(SmoothCalibrator().fit(frame, pd.Series(y)).predict(frame.iloc[:101]),
+                                  SmoothCalibrator().fit(X, y).predict(X[:101]))
+    with pytest.raises(ValueError, match=r"^f must be 1-D or of shape \(n, 1\), got shape \(3000, 2\)"):
+        SmoothCalibrator().fit(np.c_[f, f], y)
 
 
 def test_bad_input():

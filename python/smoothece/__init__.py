@@ -5,6 +5,8 @@ Smoothing", ICLR 2024 (arXiv:2309.12236). The numerical work happens in a
 C++17 core with FFTW; this package validates arguments and draws figures.
 """
 
+from typing import TYPE_CHECKING, Any
+
 from . import _fftw
 
 _fftw.load()
@@ -34,9 +36,16 @@ from .measures import (
 )
 from .multiclass import ClasswiseResult, classwise_smece, confidence_pairs, top_label_diagram, top_label_smece
 from .plotting import plot_binned_diagram, plot_groups, plot_reliability_diagram
-from .recalibration import SmoothCalibrator
 from .resampling import BootstrapResult, CalibrationTest, bootstrap_smece, calibration_test
 from .sketch import CalibrationSketch
+
+if TYPE_CHECKING:  # imported on first use (below); type checkers see it here
+    from .recalibration import SmoothCalibrator
+
+# Names defined in private modules say where users find them (reprs, help(), pickle).
+for _public in (smece, smece_sigma, InputError, ResolutionWarning):
+    _public.__module__ = __name__
+del _public
 
 try:
     from importlib.metadata import version as _version
@@ -47,18 +56,22 @@ except Exception:  # pragma: no cover - running from a source tree without metad
 
 # Submodules imported on first use (``smoothece.datasets``, ``smoothece.reference``,
 # ...) so that ``import smoothece`` stays light and they still resolve as attributes.
-_LAZY_SUBMODULES = ("cli", "dask", "datasets", "reference")
+# SmoothCalibrator too: its module imports scikit-learn (about 1.5 s) when installed.
+_LAZY_SUBMODULES = ("cli", "dask", "datasets", "recalibration", "reference")
+_LAZY_NAMES = {"SmoothCalibrator": "recalibration"}
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> Any:
+    import importlib
+
     if name in _LAZY_SUBMODULES:
-        import importlib
-
         return importlib.import_module(f"{__name__}.{name}")
+    if name in _LAZY_NAMES:
+        return getattr(importlib.import_module(f"{__name__}.{_LAZY_NAMES[name]}"), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def __dir__():
+def __dir__() -> list:
     return sorted(set(__all__) | set(_LAZY_SUBMODULES))
 
 

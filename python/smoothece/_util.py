@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import warnings
-from typing import Optional
+from typing import Optional, overload
 
 import numpy as np
 
@@ -13,6 +13,10 @@ from ._errors import ResolutionWarning
 MESH_INTERVALS = 512
 
 
+@overload
+def frozen(a: None) -> None: ...
+@overload
+def frozen(a: np.ndarray) -> np.ndarray: ...
 def frozen(a: Optional[np.ndarray]) -> Optional[np.ndarray]:
     """A read-only view (results are immutable)."""
     if a is None:

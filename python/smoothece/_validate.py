@@ -11,6 +11,8 @@ its error type.
 from __future__ import annotations
 
 import numbers
+import secrets
+import sys
 from typing import Any, Optional
 
 import numpy as np
@@ -31,28 +33,51 @@ CLIP_TOLERANCE = 0.01
 MAX_SEED = (1 << 64) - 1
 
 
+def _refuse_missing(x: Any, missing: np.ndarray, name: str, what: str, detail: str, fix: str) -> None:
+    """InputError naming the first missing value of ``x`` (row and column for 2-D input,
+    with the pandas index label when it differs from the row) and how many there are."""
+    count = int(np.count_nonzero(missing))
+    if not count:
+        return
+    at = np.unravel_index(int(np.argmax(missing)), missing.shape) if missing.ndim else (0,)
+    row = int(at[0])
+    place = f"{name}[{', '.join(str(int(i)) for i in at)}]"
+    index = getattr(x, "index", None)
+    if index is not None and missing.ndim and len(index) == missing.shape[0] and index[row] != row:
+        label = index[row]
+        place += f" (index label {(label.item() if isinstance(label, np.generic) else label)!r})"
+    raise InputError(f"{place} is {what}{detail}: {count} of {missing.size} values in {name} are {what}; {fix}",
+                     name, row, None, count, int(missing.size))
+
+
 def _missing_values(x: Any, name: str) -> None:
-    """Refuses pandas missing values (NA in nullable columns) and masked array
-    elements, naming the first and how many."""
+    """Refuses masked elements and pandas missing values (NA in nullable columns)."""
     if isinstance(x, np.ma.MaskedArray):
-        mask = np.ma.getmaskarray(x)
-        if mask.any():
-            first = int(np.argmax(mask.ravel()))
-            raise InputError(f"{name} is a masked array with {int(mask.sum())} masked values (first at index "
-                             f"{first}): fill them or drop those rows first", name, first, None, int(mask.sum()),
-                             int(mask.size))
+        _refuse_missing(x, np.ma.getmaskarray(x), name, "masked", "", "fill them or drop those rows first")
         return
     isna = getattr(x, "isna", None)
     if callable(isna) and hasattr(x, "to_numpy"):
-        na = np.asarray(isna())
-        if na.ndim == 1 and na.any():
-            first = int(np.argmax(na))
-            raise InputError(f"{name}[{first}] is missing (NA): {int(na.sum())} of {na.size} values in {name} are "
-                             f"missing; drop those rows (or fill them) first", name, first, None, int(na.sum()),
-                             int(na.size))
+        _refuse_missing(x, np.asarray(isna()), name, "missing", " (NA)", "drop those rows (or fill them) first")
 
 
-def _as_array(x: Any, name: str) -> np.ndarray:
+def _missing_objects(arr: np.ndarray) -> np.ndarray:
+    """Where an object array holds None, or any missing value pandas knows (NA, NaN,
+    NaT: a nullable column's ``to_numpy()`` holds pd.NA); such values exist only once
+    pandas is imported, whose ``isna`` tests them in one pass."""
+    pandas = sys.modules.get("pandas")
+    if pandas is not None:
+        return np.asarray(pandas.isna(arr), dtype=bool)
+    return np.equal(arr, np.array(None))  # elementwise == None (numpy's stubs refuse a bare None)
+
+
+def array(x: Any, name: str) -> np.ndarray:
+    """``x`` as a numpy array of numbers (any shape), without a copy where one is not needed.
+
+    Masked arrays are read when nothing is masked; pandas columns (nullable
+    ``boolean``/``Int64``/``Float64`` included) when no value is missing;
+    object arrays of bools and numbers are converted. Masked or missing
+    values raise :class:`InputError` naming the first and how many.
+    """
     if x is None:
         raise TypeError(f"{name} must be an array of numbers, got None")
     if isinstance(x, (str, bytes)):
@@ -69,14 +94,10 @@ def _as_array(x: Any, name: str) -> np.ndarray:
     else:
         arr = np.asarray(x)
     if arr.dtype.kind == "O":
-        # Python objects: bools and numbers are read as such; None is a missing
-        # value; anything else is named.
-        missing = np.equal(arr, None)
-        if np.any(missing):
-            first = int(np.argmax(missing.ravel()))
-            raise InputError(f"{name}[{first}] is missing (None): {int(missing.sum())} of {missing.size} values in "
-                             f"{name} are missing; drop those rows (or fill them) first", name, first, None,
-                             int(missing.sum()), int(missing.size))
+        # Python objects: bools and numbers are read as such; missing values are
+        # named; anything else is a TypeError.
+        _refuse_missing(x, _missing_objects(arr), name, "missing", " (None or NA)",
+                        "drop those rows (or fill them) first")
         try:
             arr = arr.astype(np.float64)
         except (TypeError, ValueError):
@@ -89,7 +110,7 @@ def _as_array(x: Any, name: str) -> np.ndarray:
 
 def as_1d(x: Any, name: str, accepted: tuple) -> np.ndarray:
     """A 1-D array of real numbers, read in place when its dtype is one of `accepted`."""
-    arr = _as_array(x, name)
+    arr = array(x, name)
     if arr.dtype.kind not in "biuf":
         raise TypeError(f"{name} must be an array of real numbers, got dtype {arr.dtype}")
     if arr.ndim != 1:
@@ -201,7 +222,7 @@ def level(value: Any) -> float:
 def seed(value: Any) -> int:
     """An explicit 64-bit seed, or fresh entropy (which the result records)."""
     if value is None:
-        return int(np.random.SeedSequence().entropy % (1 << 64))
+        return secrets.randbits(64)
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
         raise TypeError(f"seed must be an int in [0, 2**64) or None, got {value!r}")
     if not 0 <= value <= MAX_SEED:

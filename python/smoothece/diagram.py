@@ -7,7 +7,7 @@ the consistency band are all answered from that summary by the core.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional, Union
+from typing import TYPE_CHECKING, Any, Optional, Union
 
 import numpy as np
 
@@ -15,6 +15,9 @@ from . import _validate
 from ._summary import summarise
 from ._typing import ArrayLike
 from ._util import MESH_INTERVALS, frozen, interval, pointwise_band
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
 
 __all__ = ["ReliabilityDiagram", "reliability_diagram"]
 
@@ -33,7 +36,9 @@ class ReliabilityDiagram:
     kernel); ``density`` is the smoothed density of the predictions;
     ``lower``/``upper`` the pointwise bootstrap band of ``mu`` (None when
     ``n_boot=0``); ``consistency_lower``/``upper`` where ``mu`` would lie if
-    the model were calibrated (only with ``consistency=True``).
+    the model were calibrated (only with ``consistency=True``). ``xlabel`` and
+    ``ylabel`` name the axes of its plot (``"Confidence"`` and ``"Accuracy"``
+    for :func:`smoothece.top_label_diagram`).
     """
 
     mesh: np.ndarray
@@ -58,6 +63,8 @@ class ReliabilityDiagram:
     consistency_lower: Optional[np.ndarray] = None
     consistency_upper: Optional[np.ndarray] = None
     metric: str = "l1"
+    xlabel: str = "Predicted probability"
+    ylabel: str = "Observed frequency"
 
     def __repr__(self) -> str:
         interval_text = "" if self.n_boot == 0 else f", {self.level:.0%} interval=[{self.smece_low:.4g}, {self.smece_high:.4g}]"
@@ -65,7 +72,7 @@ class ReliabilityDiagram:
                 f"smece_tilde={self.smece_tilde:.4g}, n={self.n}, total_weight={self.total_weight:.6g}, "
                 f"mesh={self.mesh.size} points, n_boot={self.n_boot}, seed={self.seed}, metric={self.metric!r})")
 
-    def plot(self, ax=None, **style):
+    def plot(self, ax: Optional[Axes] = None, **style: Any) -> Axes:
         """Draws the diagram on ``ax`` (a new figure if None) and returns ``ax``; see
         :func:`smoothece.plotting.plot_diagram` for the style options."""
         from .plotting import plot_diagram

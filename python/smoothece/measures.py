@@ -23,16 +23,16 @@ with the same messages.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Optional, Union
+from typing import Any, Callable, Optional, Tuple, Union
 
 import numpy as np
 
 from . import _validate
-from ._summary import checked_rows as _rows
+from ._summary import checked_rows
+from ._typing import ArrayLike
 from ._util import append_doc, filled_curve
 from ._util import frozen as _frozen
 
-ArrayLike = Any
 
 __all__ = [
     "BinnedCalibration",
@@ -59,6 +59,8 @@ _LAPLACE_BLOCK = 600.0
 _count = _validate.count
 _choice = _validate.choice
 _positive = _validate.positive
+#: Checked rows (f, y, weights or None, total weight), typed for the numpy code below.
+_rows: Callable[..., Tuple[np.ndarray, np.ndarray, Optional[np.ndarray], float]] = checked_rows
 
 
 def _seed_required(seed: Any) -> int:
@@ -179,8 +181,8 @@ class BinnedCalibration:
     mean_y: np.ndarray  #: weighted mean outcome per bin (NaN when empty)
     n: int
     total_weight: float
-    _sum_f: np.ndarray = field(repr=False, compare=False, default=None)
-    _sum_y: np.ndarray = field(repr=False, compare=False, default=None)
+    _sum_f: Optional[np.ndarray] = field(repr=False, compare=False, default=None)
+    _sum_y: Optional[np.ndarray] = field(repr=False, compare=False, default=None)
 
     @property
     def gap(self) -> np.ndarray:

@@ -18,6 +18,7 @@ and each class column ``exp(z_c − lse)`` is formed in one reused buffer.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any, Optional
 
@@ -25,11 +26,10 @@ import numpy as np
 
 from . import _validate
 from ._api import smece as _smece
+from ._typing import ArrayLike
 from ._util import frozen as _frozen
 from .diagram import ReliabilityDiagram
 from .diagram import reliability_diagram as _reliability_diagram
-
-ArrayLike = Any
 
 #: Entries per block of rows in the passes over the (n, K) matrix.
 _BLOCK_ENTRIES = 1 << 18
@@ -61,7 +61,7 @@ def _matrix(x: Any, name: str) -> np.ndarray:
     """A 2-D (n, K) numeric array, read in place when float32/float64."""
     if isinstance(x, (str, bytes)):
         raise TypeError(f"{name} must be a 2-D array of numbers, got {type(x).__name__}")
-    arr = np.asarray(x)
+    arr = _validate.array(x, name)  # masked or missing (NA) entries refused, object arrays of numbers read
     if arr.dtype.kind not in "biuf":
         raise TypeError(f"{name} must be an array of real numbers, got dtype {arr.dtype}")
     if arr.ndim != 2:
@@ -92,7 +92,7 @@ def _labels(labels: Any, n: int, k: int, name: str) -> np.ndarray:
         raise TypeError("labels must be an array of class indices, got None")
     if isinstance(labels, (str, bytes)):
         raise TypeError(f"labels must be an array of class indices, got {type(labels).__name__}")
-    lab = np.asarray(labels)
+    lab = _validate.array(labels, "labels")  # as for probs
     if lab.dtype.kind not in "biuf":
         raise TypeError(f"labels must be an array of integer class indices, got dtype {lab.dtype}")
     if lab.ndim != 1:
@@ -167,12 +167,10 @@ class _Scan:
 
     def __init__(self, kind: str, mat: np.ndarray, tol: float, labels: Optional[np.ndarray], want_lse: bool):
         n, k = mat.shape
-        self.f = self.y = self.lse = None
-        if labels is not None:
-            self.f = np.empty(n, dtype=np.float64)
-            self.y = np.empty(n, dtype=np.bool_)
-        if want_lse:
-            self.lse = np.empty(n, dtype=np.float64)
+        # Empty unless asked for: the pairs with labels, the log-sum-exp with want_lse.
+        self.f = np.empty(n if labels is not None else 0, dtype=np.float64)
+        self.y = np.empty(n if labels is not None else 0, dtype=np.bool_)
+        self.lse = np.empty(n if want_lse else 0, dtype=np.float64)
         first_entry = first_row = None
         bad_entries = bad_rows_total = 0
         is_bad = _bad_probability if kind == "probs" else _bad_logit
@@ -372,10 +370,12 @@ def top_label_diagram(
     Returns
     -------
     ReliabilityDiagram
+        Its plot labels the axes "Confidence" and "Accuracy".
     """
     kind, mat, lab, w, tol = _prepare(probs, labels, logits, weights, atol)
     scan = _Scan(kind, mat, tol, lab, want_lse=False)
-    return _reliability_diagram(scan.f, scan.y, weights=w, **kwargs)
+    diagram = _reliability_diagram(scan.f, scan.y, weights=w, **kwargs)
+    return dataclasses.replace(diagram, xlabel="Confidence", ylabel="Accuracy")
 
 
 # ----------------------------------------------------------------------------
@@ -484,7 +484,7 @@ def classwise_smece(
     cls = _classes(classes, k)
     scan = _Scan(kind, mat, tol, None, want_lse=(kind == "logits"))
     y = np.empty(lab.shape[0], dtype=np.bool_)
-    col = None if kind == "probs" else np.empty(lab.shape[0], dtype=np.float64)
+    col = np.empty(lab.shape[0] if kind == "logits" else 0, dtype=np.float64)  # a class's probabilities
     values = np.empty(cls.size, dtype=np.float64)
     for j, c in enumerate(cls):  # a loop over classes; the rows are the core's
         np.equal(lab, c, out=y)

@@ -13,9 +13,18 @@ users can find them again on a busy Axes.
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Dict, Optional, Union
 
 import numpy as np
+
+from ._typing import ArrayLike
+
+if TYPE_CHECKING:  # matplotlib is imported inside the functions, at draw time
+    from matplotlib.axes import Axes
+    from matplotlib.typing import ColorType
+
+    from .diagram import ReliabilityDiagram
+    from .groups import GroupedCalibration
 
 
 __all__ = ["plot_diagram", "plot_reliability_diagram", "plot_binned_diagram", "plot_groups"]
@@ -31,23 +40,24 @@ _COMPUTE_KEYS = frozenset(
 )
 
 
-def _new_axes(ax):
-    """``ax``, or the Axes of a new constrained-layout figure."""
+def _new_axes(ax: Optional[Axes], height: float = 5.0) -> Axes:
+    """``ax``, or the Axes of a new ``5 x height`` inch constrained-layout figure."""
     if ax is not None:
         return ax
     import matplotlib.pyplot as plt
 
-    _, ax = plt.subplots(figsize=(5, 5), layout="constrained")
+    _, ax = plt.subplots(figsize=(5, height), layout="constrained")
     return ax
 
 
-def _frame(ax, show_diagonal: bool) -> None:
+def _frame(ax, show_diagonal: bool, xlabel: str = "Predicted probability",
+           ylabel: str = "Observed frequency") -> None:
     """Unit square, equal aspect, axis labels and (once per Axes) the diagonal."""
     ax.set_xlim(0.0, 1.0)
     ax.set_ylim(0.0, 1.0)
     ax.set_aspect("equal", adjustable="box")
-    ax.set_xlabel("Predicted probability")
-    ax.set_ylabel("Observed frequency")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
     if show_diagonal and not any(line.get_gid() == "smoothece-diagonal" for line in ax.lines):
         ax.plot([0.0, 1.0], [0.0, 1.0], linestyle="--", color="0.5", linewidth=1.0, zorder=1,
                 gid="smoothece-diagonal")
@@ -57,10 +67,28 @@ def _annotate(ax, text: str, color) -> None:
     """Writes ``text`` in the upper-left corner, below the tick-mark rug and
     below any earlier annotation of ours on the same Axes (so several models
     drawn on one Axes do not overprint each other)."""
-    earlier = sum(1 for t in ax.texts if (t.get_gid() or "").startswith("smoothece-annotation"))
+    earlier = sum(t.get_text().count("\n") + 1 for t in ax.texts
+                  if (t.get_gid() or "").startswith("smoothece-annotation"))  # lines written so far
     ax.text(0.04, 0.94 - 0.065 * earlier, text, transform=ax.transAxes, ha="left", va="top", color=color,
             fontsize="medium", zorder=5, gid="smoothece-annotation",
             bbox=dict(boxstyle="round,pad=0.25", facecolor="white", edgecolor="none", alpha=0.8))
+
+
+def _smece_text(diagram, digits: int = 3) -> str:
+    """``smECE = v ± w`` when the bootstrap interval is [v − w, v + w] to the digits shown,
+    else ``smECE = v`` and ``95% CI lo–hi`` below it (two short lines fit narrow Axes).
+    The interval of a calibrated model's SmoothECE lies above the estimate (replicates
+    add noise), where ``± w`` would misstate it."""
+    v, lo, hi = diagram.smece, diagram.smece_low, diagram.smece_high
+    text = f"smECE = {v:.{digits}f}"
+    if diagram.n_boot == 0 or not (np.isfinite(lo) and np.isfinite(hi)):
+        return text
+    half = 0.5 * (hi - lo)
+    # v ± w puts each end within half the asymmetry of its place: below one unit of the
+    # last digit shown, the reader cannot tell it from the interval itself.
+    if abs((hi - v) - (v - lo)) < 10.0**-digits:
+        return f"{text} ± {half:.{digits}f}"
+    return f"{text}\n{diagram.level:.0%} CI {lo:.{digits}f}–{hi:.{digits}f}"
 
 
 def _segment_widths(mesh: np.ndarray, mu: np.ndarray, density: np.ndarray, width_scale: float):
@@ -79,10 +107,42 @@ def _segment_widths(mesh: np.ndarray, mu: np.ndarray, density: np.ndarray, width
     return segments, widths
 
 
+#: Height of the density panel and of the gap above it, as fractions of the diagram's height.
+_PANEL_HEIGHT = 0.25
+_PANEL_GAP = 0.05
+
+
+class _AbovePanel:
+    """Axes locator of a diagram with a density panel: diagram and panel (an inset that
+    follows the diagram) are placed together, centred, in the box the layout gives the
+    Axes (``subplots``, constrained or tight layout; at every draw), so that both stay
+    inside the Axes' own box in any grid of subplots."""
+
+    def __init__(self, ax):
+        self._ax = ax
+
+    def get_subplotspec(self):  # tight_layout asks the locator where the Axes sits
+        return self._ax.get_subplotspec()
+
+    def __call__(self, ax, renderer):
+        from matplotlib.transforms import Bbox
+
+        box = ax.get_position(original=True)  # in (sub)figure coordinates
+        frame = ax.figure.bbox
+        width, height = box.width * frame.width, box.height * frame.height  # pixels
+        total = 1.0 + _PANEL_GAP + _PANEL_HEIGHT  # the pair's height, in diagram heights
+        side = min(width, height / total)  # the diagram is square (equal aspect on the unit square)
+        x0 = box.x0 + 0.5 * (width - side) / frame.width
+        y0 = box.y0 + (0.5 * (height - side * total) + side * (total - 1.0)) / frame.height
+        return Bbox.from_bounds(x0, y0, side / frame.width, side / frame.height)
+
+
 def _density_panel(ax, diagram, color) -> Any:
-    """A short panel under ``ax`` with the prediction densities of each label
-    class. The main Axes' x tick labels and x label move to the panel."""
-    panel = ax.inset_axes([0.0, -0.27, 1.0, 0.22], sharex=ax)
+    """A short panel under the diagram with the prediction densities of each label
+    class, inside the box of ``ax``. The diagram's x tick labels and x label move
+    to the panel."""
+    ax.set_axes_locator(_AbovePanel(ax))
+    panel = ax.inset_axes([0.0, -(_PANEL_GAP + _PANEL_HEIGHT), 1.0, _PANEL_HEIGHT], sharex=ax)
     panel.set_gid("smoothece-density-panel")
     mesh = np.asarray(diagram.mesh)
     pos = np.asarray(diagram.density_positive, dtype=float)
@@ -106,10 +166,10 @@ def _density_panel(ax, diagram, color) -> Any:
 
 
 def plot_diagram(
-    diagram,
-    ax=None,
+    diagram: ReliabilityDiagram,
+    ax: Optional[Axes] = None,
     *,
-    color="C0",
+    color: ColorType = "C0",
     band: bool = True,
     consistency: bool = True,
     ticks: bool = True,
@@ -118,7 +178,7 @@ def plot_diagram(
     width_scale: float = 1.0,
     label: Optional[str] = None,
     show_diagonal: bool = True,
-):
+) -> Axes:
     """Draws a smoothed reliability diagram (Błasiok & Nakkiran 2024, Fig. 1 right).
 
     Parameters
@@ -139,11 +199,16 @@ def plot_diagram(
         Draw a rug of the sampled predictions: rows with y = 1 at the top
         of the frame, rows with y = 0 at the bottom.
     annotate : bool, default True
-        Write ``smECE = v ± w`` in the upper-left corner, where ``w`` is half
-        the width of the bootstrap interval (``smECE = v`` without bootstrap).
+        Write the SmoothECE in the upper-left corner: ``smECE = v ± w`` when
+        the bootstrap interval is symmetric about ``v`` to the digits shown,
+        else ``smECE = v`` with ``95% CI lo–hi`` on a second line (the
+        interval of a well calibrated model lies above ``v``); ``smECE = v``
+        without bootstrap.
     density_panel : bool, default False
         Add a panel under the diagram with the prediction densities of the
-        rows with y = 1 and y = 0; it takes over the x axis label.
+        rows with y = 1 and y = 0; it takes over the x axis label. Diagram
+        and panel share the box of ``ax`` (so they fit in a grid of
+        subplots); a new figure is made taller for the panel.
     width_scale : float, default 1.0
         Multiplies the curve's line widths, which follow the prediction
         density (thick where there is data, thin where there is little).
@@ -164,7 +229,7 @@ def plot_diagram(
 
     if not (np.isfinite(width_scale) and width_scale > 0):
         raise ValueError(f"width_scale must be a positive finite number, got {width_scale!r}")
-    ax = _new_axes(ax)
+    ax = _new_axes(ax, 5.0 * (1.0 + _PANEL_GAP + _PANEL_HEIGHT) if density_panel else 5.0)
     mesh = np.asarray(diagram.mesh, dtype=float)
     mu = np.asarray(diagram.mu, dtype=float)
 
@@ -194,17 +259,15 @@ def plot_diagram(
         # x in data units, y in axes fraction: the rug hugs the frame at any size.
         f = np.asarray(diagram.sample_f, dtype=float)
         y = np.asarray(diagram.sample_y, dtype=float)
-        rug = dict(transform=ax.get_xaxis_transform(), colors=color, linewidths=0.6, alpha=0.35, zorder=2.5)
+        rug: Dict[str, Any] = dict(transform=ax.get_xaxis_transform(), colors=color, linewidths=0.6, alpha=0.35,
+                                   zorder=2.5)
         ax.vlines(f[y == 1], 0.965, 1.0, gid="smoothece-ticks-positive", **rug)
         ax.vlines(f[y == 0], 0.0, 0.035, gid="smoothece-ticks-negative", **rug)
 
-    _frame(ax, show_diagonal)
+    _frame(ax, show_diagonal, diagram.xlabel, diagram.ylabel)
 
     if annotate:
-        text = f"smECE = {diagram.smece:.3f}"
-        half = 0.5 * (diagram.smece_high - diagram.smece_low)
-        if diagram.n_boot > 0 and np.isfinite(half):
-            text += f" ± {half:.3f}"
+        text = _smece_text(diagram)
         if label is not None:
             text = f"{label}: {text}"
         _annotate(ax, text, color)
@@ -219,7 +282,7 @@ def plot_diagram(
     return ax
 
 
-def plot_reliability_diagram(f, y, ax=None, **kw):
+def plot_reliability_diagram(f: ArrayLike, y: ArrayLike, ax: Optional[Axes] = None, **kw: Any) -> Axes:
     """Computes and draws the smoothed reliability diagram of ``(f, y)``.
 
     Parameters
@@ -249,17 +312,17 @@ def plot_reliability_diagram(f, y, ax=None, **kw):
 
 
 def plot_binned_diagram(
-    f,
-    y,
-    ax=None,
+    f: ArrayLike,
+    y: ArrayLike,
+    ax: Optional[Axes] = None,
     *,
     n_bins: int = 15,
-    weights=None,
+    weights: Optional[ArrayLike] = None,
     strategy: str = "uniform",
-    color="C1",
+    color: ColorType = "C1",
     show_counts: bool = False,
-    clip=False,
-):
+    clip: Union[bool, float] = False,
+) -> Axes:
     """Draws the classic binned reliability diagram, for comparison.
 
     Each non-empty bin gets a bar over its extent up to its (weighted) mean
@@ -320,7 +383,8 @@ def plot_binned_diagram(
     return ax
 
 
-def plot_groups(result, ax=None, *, max_groups: int = 40, alpha: float = 0.05, color="C0", flag_color="C3"):
+def plot_groups(result: GroupedCalibration, ax: Optional[Axes] = None, *, max_groups: int = 40, alpha: float = 0.05,
+                color: ColorType = "C0", flag_color: ColorType = "C3") -> Axes:
     """Draws a :class:`smoothece.GroupedCalibration`: a forest plot for categories,
     a drift plot for ordered keys (numbers, dates).
 

@@ -7,14 +7,21 @@ miscalibration the diagram shows. :class:`SmoothCalibrator` fits it on one set
 of predictions and outcomes and applies it to new predictions, optionally
 forced to be non-decreasing (so it keeps the ranking of the predictions).
 
-The class follows scikit-learn's estimator conventions (``fit`` returns self,
-``get_params``/``set_params``, fitted attributes end in ``_``, it can be a step
-of a ``Pipeline``) without importing scikit-learn.
+The class follows the conventions of scikit-learn's ``IsotonicRegression``,
+the 1-D calibrator it resembles. When scikit-learn is installed it *is* a
+scikit-learn estimator (``BaseEstimator`` with ``RegressorMixin`` and
+``TransformerMixin``, as ``IsotonicRegression``): ``clone``, ``Pipeline``,
+``cross_val_score`` and ``check_is_fitted`` work, and an unfitted one raises
+scikit-learn's ``NotFittedError``. Without scikit-learn it keeps the same
+methods (``get_params``/``set_params`` included) and raises its own
+``NotFittedError``. Importing this module imports scikit-learn when present
+(``import smoothece`` does not: ``smoothece.SmoothCalibrator`` is resolved on
+first use).
 """
 
 from __future__ import annotations
 
-from typing import Any, Optional, Union
+from typing import Any, List, Optional, Tuple, Union
 
 import numpy as np
 
@@ -22,6 +29,7 @@ from . import _validate
 from ._api import smece
 from ._summary import checked_predictions
 from ._summary import checked_rows as _rows
+from ._typing import ArrayLike, FloatArray
 from ._util import filled_curve as _filled_curve
 from .diagram import reliability_diagram
 
@@ -29,12 +37,46 @@ _count, _level, _seed, _choice = _validate.count, _validate.level, _validate.see
 
 __all__ = ["SmoothCalibrator", "NotFittedError", "isotonic_fit"]
 
-ArrayLike = Any
+_PARAMS = ("sigma", "monotone", "method", "n_boot", "level", "seed", "clip")
 
 
-class NotFittedError(ValueError, AttributeError):
-    """Raised by ``predict``/``transform`` before ``fit`` (a ValueError and an AttributeError,
-    like scikit-learn's exception of the same name)."""
+class _Estimator:
+    """The parameter protocol of scikit-learn's ``BaseEstimator``, for installs without it."""
+
+    def get_params(self, deep: bool = True) -> dict:
+        """The constructor arguments, as a dict (``deep`` is accepted for scikit-learn and ignored)."""
+        return {name: getattr(self, name) for name in _PARAMS}
+
+    def set_params(self, **params: Any) -> Any:
+        """Sets constructor arguments by name and returns self (the fit is not redone)."""
+        for name, value in params.items():
+            if name not in _PARAMS:
+                raise ValueError(f"invalid parameter {name!r} for {type(self).__name__}; valid parameters: "
+                                 f"{', '.join(_PARAMS)}")
+            setattr(self, name, value)
+        return self
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({', '.join(f'{k}={getattr(self, k)!r}' for k in _PARAMS)})"
+
+
+try:
+    from sklearn.base import BaseEstimator, RegressorMixin, TransformerMixin
+    from sklearn.exceptions import NotFittedError
+
+    # A regressor, as IsotonicRegression: it estimates E[y | f], a number in [0, 1], not a
+    # class, so predict returns probabilities and the regression scorers apply
+    # ("neg_mean_squared_error" is the Brier score for 0/1 outcomes; "r2" is the default);
+    # a transformer too, so that it can sit inside a Pipeline. predict_proba adds the
+    # probability scorers ("neg_brier_score", "neg_log_loss").
+    _BASES: Tuple[type, ...] = (RegressorMixin, TransformerMixin, BaseEstimator)
+except ImportError:
+
+    class NotFittedError(ValueError, AttributeError):  # type: ignore[no-redef]
+        """Raised by ``predict``/``transform`` before ``fit`` (a ValueError and an
+        AttributeError, like scikit-learn's exception, which it is when installed)."""
+
+    _BASES = (_Estimator,)
 
 
 def isotonic_fit(values: ArrayLike, weights: ArrayLike) -> np.ndarray:
@@ -58,7 +100,9 @@ def isotonic_fit(values: ArrayLike, weights: ArrayLike) -> np.ndarray:
         raise ValueError(f"values and weights must be 1-D of the same length, got {v.shape} and {w.shape}")
     if not np.all(w > 0) or not np.all(np.isfinite(w)) or not np.all(np.isfinite(v)):
         raise ValueError("isotonic_fit needs finite values and positive finite weights")
-    means, mass, size = [], [], []
+    means: List[float] = []
+    mass: List[float] = []
+    size: List[int] = []
     for value, weight in zip(v.tolist(), w.tolist()):
         m, s, k = value, weight, 1
         while means and means[-1] >= m:  # pool with the previous block while they violate the order
@@ -73,23 +117,20 @@ def isotonic_fit(values: ArrayLike, weights: ArrayLike) -> np.ndarray:
 
 def _predictions(f: Any) -> np.ndarray:
     """Predictions as a 1-D array; a 2-D array with one column (scikit-learn's X) is accepted."""
-    arr = f
-    if not isinstance(f, (str, bytes)) and f is not None:
-        arr = np.asarray(f)
-        if arr.ndim == 2:
-            if arr.shape[1] != 1:
-                raise ValueError(f"f must be 1-D or of shape (n, 1), got shape {arr.shape}")
-            arr = arr[:, 0]
+    arr = _validate.array(f, "f")  # masked or missing (NA) values refused here, as everywhere
+    if arr.ndim == 2:
+        if arr.shape[1] != 1:
+            raise ValueError(f"f must be 1-D or of shape (n, 1), got shape {arr.shape}")
+        arr = arr[:, 0]
     return arr
 
 
-_PARAMS = ("sigma", "monotone", "method", "n_boot", "level", "seed", "clip")
 _METHODS = ("residual", "diagram")
 #: Bandwidth of the map when σ* = 0 (every residual y − f is zero: the map is the identity on the data).
 _SIGMA_FLOOR = 1e-3
 
 
-class SmoothCalibrator:
+class SmoothCalibrator(*_BASES):  # type: ignore[misc]
     """Recalibrates predictions with the smoothed calibration function of the SmoothECE at σ*.
 
     ``fit(f, y)`` estimates E[y | f = t] by kernel smoothing with the reflected
@@ -114,6 +155,13 @@ class SmoothCalibrator:
       it leaves about half the held-out error of ``"diagram"``. Costs a second
       pass over the rows.
     - ``"diagram"``: μ̂σ itself, the curve :func:`smoothece.reliability_diagram` draws.
+
+    With scikit-learn installed it is one of its regressors and transformers,
+    as ``IsotonicRegression`` is: ``X`` of shape (n, 1) is taken wherever ``f``
+    is, ``sample_weight`` is a name of ``weights``, and ``cross_val_score``
+    works with the regression scorings (``"neg_mean_squared_error"``, the
+    Brier score for 0/1 outcomes, ``"r2"``, ...) and, through
+    :meth:`predict_proba`, with ``"neg_brier_score"`` and ``"neg_log_loss"``.
 
     Parameters
     ----------
@@ -154,7 +202,7 @@ class SmoothCalibrator:
     lower_, upper_ : numpy.ndarray or None
         Pointwise bootstrap band of the map on ``mesh_`` (None unless n_boot > 0).
     n_features_in_ : int
-        1 (for scikit-learn).
+        1 (scikit-learn's convention).
 
     Examples
     --------
@@ -183,32 +231,13 @@ class SmoothCalibrator:
         self.clip = clip
 
     # -- scikit-learn protocol ----------------------------------------------------------
-
-    def get_params(self, deep: bool = True) -> dict:
-        """The constructor arguments, as a dict (``deep`` is accepted for scikit-learn and ignored)."""
-        return {name: getattr(self, name) for name in _PARAMS}
-
-    def set_params(self, **params) -> "SmoothCalibrator":
-        """Sets constructor arguments by name and returns self (the fit is not redone)."""
-        for name, value in params.items():
-            if name not in _PARAMS:
-                raise ValueError(f"invalid parameter {name!r} for SmoothCalibrator; valid parameters: {', '.join(_PARAMS)}")
-            setattr(self, name, value)
-        return self
-
-    def __sklearn_tags__(self):
-        # Called only by scikit-learn (≥ 1.6), so importing it here adds no dependency.
-        from sklearn.utils import InputTags, Tags, TargetTags, TransformerTags
-
-        return Tags(estimator_type=None, target_tags=TargetTags(required=True),
-                    transformer_tags=TransformerTags(preserves_dtype=["float64"]),
-                    input_tags=InputTags(one_d_array=True, two_d_array=True))
+    # The mixins' tags stand (X 2-D, y required, float64 preserved). Not one_d_array,
+    # although f may be 1-D: scikit-learn's checks read that tag as "only 1-D X" and
+    # then fail inside themselves (IsotonicRegression also sets two_d_array=False,
+    # which skips every check).
 
     def __sklearn_is_fitted__(self) -> bool:
         return hasattr(self, "curve_")
-
-    def __repr__(self) -> str:
-        return f"SmoothCalibrator({', '.join(f'{k}={getattr(self, k)!r}' for k in _PARAMS)})"
 
     # -- fitting and applying -----------------------------------------------------------
 
@@ -248,7 +277,7 @@ class SmoothCalibrator:
                 raise TypeError("give weights or sample_weight, not both")
             weights = sample_weight
         sigma, monotone, method, n_boot, level, seed = self._checked_params()
-        star = None
+        star: Optional[float] = None
         f, y, w, total = _rows(_predictions(f), y, weights, self.clip)  # clamped float64 f when clip allows
         if sigma is None:
             # σ* first, then every curve at that fixed σ, so that both passes smooth with the same kernel.
@@ -272,7 +301,7 @@ class SmoothCalibrator:
         self.mesh_ = mesh
         self.curve_ = curve
         self.sigma_ = float(diag.sigma)
-        self.smece_ = float(star) if self.sigma is None else float(diag.smece)
+        self.smece_ = float(diag.smece if star is None else star)  # σ*, or smECEσ at a fixed sigma
         self.diagram_ = diag
         band = [None if b is None else np.clip(_filled_curve(mesh, b + shift), 0.0, 1.0)
                 for b in (diag.lower, diag.upper)]
@@ -317,9 +346,21 @@ class SmoothCalibrator:
         """``fit(f, y, ...)`` then ``transform(f)``."""
         return self.fit(f, y, weights=weights, sample_weight=sample_weight).transform(f)
 
-    def predict_interval(self, f: ArrayLike):
+    def predict_proba(self, f: ArrayLike) -> FloatArray:
+        """Probabilities of the two outcomes, shape (n, 2): columns 1 − μ̂(f) and μ̂(f).
+
+        The layout of scikit-learn's binary classifiers, so that probability
+        scorers apply: ``cross_val_score(..., scoring="neg_brier_score")`` equals
+        ``scoring="neg_mean_squared_error"``, and ``"neg_log_loss"`` is the
+        log loss of the recalibrated predictions.
+        """
+        p = self.predict(f)
+        return np.column_stack([1.0 - p, p])
+
+    def predict_interval(self, f: ArrayLike) -> Tuple[FloatArray, FloatArray]:
         """Pointwise bootstrap band (lower, upper) of the map at ``f`` (needs n_boot > 0 at fit)."""
         x = self._inputs(f)
-        if self.lower_ is None:
+        lower, upper = self.lower_, self.upper_
+        if lower is None or upper is None:
             raise ValueError("no bootstrap band: fit with n_boot > 0 to use predict_interval")
-        return np.interp(x, self.mesh_, self.lower_), np.interp(x, self.mesh_, self.upper_)
+        return np.interp(x, self.mesh_, lower), np.interp(x, self.mesh_, upper)
