@@ -18,6 +18,7 @@ namespace smoothece {
 namespace {
 
 constexpr double kPi = 3.14159265358979323846;
+constexpr double kNegligible = 1.3e-24;  // e^-55: a Gaussian factor below this is dropped
 
 // FFTW planning is not thread-safe; execution of an existing plan on new
 // arrays is. Plans are made once per size under a lock and kept for the life
@@ -27,7 +28,7 @@ struct Plans {
     fftw_plan forward, backward;  // r2c and c2r of one even length
 };
 
-const Plans& plans_for(std::int64_t length) {
+const Plans& shared_plans_for(std::int64_t length) {
     static auto* mutex = new std::mutex;
     static auto* cache = new std::map<std::int64_t, Plans>;
     std::lock_guard<std::mutex> lock(*mutex);
@@ -40,6 +41,17 @@ const Plans& plans_for(std::int64_t length) {
             fftw_plan_dft_c2r_1d(n, c, real.data(), FFTW_ESTIMATE | FFTW_DESTROY_INPUT)};
     if (!p.forward || !p.backward) throw std::runtime_error("FFTW could not plan a transform of size " + std::to_string(length));
     return cache->emplace(length, p).first->second;
+}
+
+const Plans& plans_for(std::int64_t length) {
+    // Each thread remembers the plans it has used, so the lock is taken once
+    // per thread and size, not once per transform.
+    thread_local std::map<std::int64_t, const Plans*> known;
+    const auto seen = known.find(length);
+    if (seen != known.end()) return *seen->second;
+    const Plans& plans = shared_plans_for(length);
+    known.emplace(length, &plans);
+    return plans;
 }
 
 // Scratch arrays of the calling thread, grown as needed and reused.
@@ -79,7 +91,8 @@ FftwBuffer::FftwBuffer(std::int64_t doubles)
 
 void FftwBuffer::Free::operator()(double* p) const { fftw_free(p); }
 
-Spectrum::Spectrum(const double* masses, std::int64_t intervals) : intervals_(intervals), coeff_(intervals + 1) {
+Spectrum::Spectrum(const double* masses, std::int64_t intervals)
+    : intervals_(intervals), coeff_(static_cast<std::size_t>(intervals + 1)) {
     if (intervals < 2) throw std::logic_error("smoothing needs at least two grid intervals");
     const std::int64_t g = intervals, length = 2 * g;
     const Plans& plans = plans_for(length);
@@ -91,7 +104,7 @@ Spectrum::Spectrum(const double* masses, std::int64_t intervals) : intervals_(in
     for (std::int64_t j = 1; j < g; ++j) mirrored[j] = mirrored[length - j] = masses[j];
     fftw_execute_dft_r2c(plans.forward, mirrored, reinterpret_cast<fftw_complex*>(s.complex.data()));
     const double* spec = s.complex.data();
-    for (std::int64_t k = 0; k <= g; ++k) coeff_.data()[k] = spec[2 * k];
+    for (std::int64_t k = 0; k <= g; ++k) coeff_[static_cast<std::size_t>(k)] = spec[2 * k];
 }
 
 void Spectrum::evaluate(double sigma, double* values, double* antiderivative, std::int64_t out_intervals) const {
@@ -108,7 +121,8 @@ void Spectrum::evaluate(double sigma, double* values, double* antiderivative, st
     // ĝ_k = exp(−π²σ²k²/2), in four interleaved recurrences
     // ĝ_{k+4} = ĝ_k·e^{a(8k+16)} (independent chains, so the multiplies
     // pipeline), restarted from exact values every 64 steps (rounding grows
-    // by ≲ 32 ulp); zero from the first block below e^-690.
+    // by ≲ 32 ulp); zero from the first block below e^-55 ≈ 1e-24: what is
+    // dropped, ≤ 1e-24·G·max|S_k|, lies below the transform's own rounding.
     const double a = -0.5 * kPi * kPi * sigma * sigma, step = std::exp(32.0 * a);
     const double* inv = reciprocals(known);  // 1/(πk)
     std::int64_t kmax = known;
@@ -119,19 +133,25 @@ void Spectrum::evaluate(double sigma, double* values, double* antiderivative, st
             gk[i] = std::exp(a * kd * kd);
             ratio[i] = std::exp(a * (8.0 * kd + 16.0));
         }
-        if (gk[0] < 1e-300) {
+        if (gk[0] < kNegligible) {
             kmax = k0 - 1;
             break;
         }
         const std::int64_t k1 = std::min(known, k0 + 63);
-        for (std::int64_t k = k0; k <= k1; k += 4) {
-            for (int i = 0; i < 4 && k + i <= k1; ++i) {
+        std::int64_t k = k0;
+        for (; k + 3 <= k1; k += 4) {
+            for (int i = 0; i < 4; ++i) {
                 const double ck = gk[i] * S[k + i];
                 c[2 * (k + i)] = ck;
                 c[2 * (k + i) + 1] = -ck * inv[k + i];
                 gk[i] *= ratio[i];
                 ratio[i] *= step;
             }
+        }
+        for (int i = 0; k + i <= k1; ++i) {  // the last block's remainder
+            const double ck = gk[i] * S[k + i];
+            c[2 * (k + i)] = ck;
+            c[2 * (k + i) + 1] = -ck * inv[k + i];
         }
     }
     c[1] = 0.0;
@@ -140,15 +160,15 @@ void Spectrum::evaluate(double sigma, double* values, double* antiderivative, st
     double* out = s.real.data();
     fftw_execute_dft_c2r(plans.backward, reinterpret_cast<fftw_complex*>(c), out);
     // out_j = 2 r(t_j) + O_j with O odd: r_j = (out_j + out_{2G−j})/4, O_j = (out_j − out_{2G−j})/2.
-    values[0] = out[0] / 2.0;
-    values[g] = out[g] / 2.0;
-    for (std::int64_t j = 1; j < g; ++j) values[j] = (out[j] + out[length - j]) / 4.0;
+    values[0] = 0.5 * out[0];
+    values[g] = 0.5 * out[g];
+    for (std::int64_t j = 1; j < g; ++j) values[j] = 0.25 * (out[j] + out[length - j]);
     if (!antiderivative) return;
-    const double slope = S[0] / 2.0;  // F(t) = (S_0 t + O(t))/2
+    const double slope = 0.5 * S[0];  // F(t) = (S_0 t + O(t))/2
+    const double per_node = slope / static_cast<double>(g);
     antiderivative[0] = 0.0;
     antiderivative[g] = slope;
-    for (std::int64_t j = 1; j < g; ++j)
-        antiderivative[j] = (S[0] * static_cast<double>(j) / static_cast<double>(g) + (out[j] - out[length - j]) / 2.0) / 2.0;
+    for (std::int64_t j = 1; j < g; ++j) antiderivative[j] = per_node * static_cast<double>(j) + 0.25 * (out[j] - out[length - j]);
 }
 
 namespace {
@@ -192,13 +212,16 @@ double integrate_abs(const double* r, const double* F, std::int64_t begin, std::
     for (; j < n; ++j) lanes[0] = std::max(lanes[0], std::fabs(r[begin + j]));
     const double noise = 64.0 * std::numeric_limits<double>::epsilon() *
                          std::max(std::max(lanes[0], lanes[1]), std::max(lanes[2], lanes[3]));
-    thread_local std::vector<unsigned char> side;  // 0 inside the band, 1 above it, 2 below
-    side.resize(static_cast<std::size_t>(n));
+    thread_local std::vector<unsigned char> sides;  // 0 inside the band, 1 above it, 2 below
+    sides.resize(static_cast<std::size_t>(n));
+    // A plain pointer: stores through unsigned char may alias anything, so
+    // the vector (a thread_local) would otherwise be looked up at every node.
+    unsigned char* side = sides.data();
     for (j = 0; j < n; ++j) {
         const double v = r[begin + j];
-        side[static_cast<std::size_t>(j)] = static_cast<unsigned char>((v > noise ? 1 : 0) | (v < -noise ? 2 : 0));
+        side[j] = static_cast<unsigned char>((v > noise ? 1 : 0) | (v < -noise ? 2 : 0));
     }
-    const unsigned char* s = side.data();
+    const unsigned char* s = side;
     double total = 0.0, piece_start = F[begin];
     const void* first = std::memchr(s, 1, static_cast<std::size_t>(n));
     const void* first_below = std::memchr(s, 2, static_cast<std::size_t>(n));

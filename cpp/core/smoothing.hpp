@@ -43,7 +43,7 @@ public:
     Spectrum(const double* masses, std::int64_t intervals);
 
     std::int64_t intervals() const { return intervals_; }
-    double total() const { return coeff_.data()[0] / 2.0; }  // Σ masses
+    double total() const { return coeff_[0] / 2.0; }  // Σ masses
     // r(t_j) into values[0..M] and, unless null, F(t_j) into
     // antiderivative[0..M], on the grid of M = out_intervals (0 means G)
     // intervals: the same smooth function read off at other nodes, exact
@@ -52,7 +52,7 @@ public:
 
 private:
     std::int64_t intervals_;
-    FftwBuffer coeff_;  // S_k, k = 0..G (real parts; the imaginary parts vanish)
+    std::vector<double> coeff_;  // S_k, k = 0..G (real parts; the imaginary parts vanish)
 };
 
 // ∫ |r| over [t_begin, t_end] (node indices) from r and its antiderivative
