@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import smoothece
+from smoothece import _core
 from smoothece import GroupedSketch, InputError, smece_by_group
 from smoothece.groups import benjamini_hochberg
 
@@ -74,6 +75,23 @@ def test_key_types_and_their_order(make, order):
     r = smece_by_group(f, y, make(k))
     assert list(r.keys) == order
     assert r.n.sum() == 600
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.int32, np.uint16, np.int8])
+def test_integer_keys_dense_or_hashed_factorize_alike(dtype):
+    # Narrow non-negative ranges take a direct table, negative or wide ones
+    # the hash: both give codes in order of first appearance, as np.unique.
+    rng = np.random.default_rng(2)
+    for low, high in [(0, 50), (-30, 30), (0, 100)]:
+        keys = rng.integers(low, high, 5000).astype(dtype)
+        for shifted in ([keys] if dtype != np.int64 else [keys, keys.astype(np.int64) + 2**40]):
+            codes, first = _core.factorize(shifted)
+            distinct, where, inverse = np.unique(shifted, return_index=True, return_inverse=True)
+            by_appearance = np.argsort(where)
+            rank = np.empty_like(by_appearance)
+            rank[by_appearance] = np.arange(by_appearance.size)
+            np.testing.assert_array_equal(first, np.sort(where))
+            np.testing.assert_array_equal(codes, rank[inverse.ravel()])
 
 
 def test_zero_and_negative_zero_are_one_group():

@@ -64,7 +64,7 @@ void register_groups(py::module_& m) {
             const std::int64_t* c = codes_of(codes, in.size());
             const GroupOptions options = as_options(metric, n_boot, n_sim, level, seed, weights);
             return answers_to_dict(without_gil([&] {
-                const GroupedRows grouped = gather_groups(in, c, groups);
+                const GroupedRows grouped = gather_groups(in, c, groups, threads);
                 return answer_groups(grouped, options, threads);
             }));
         },

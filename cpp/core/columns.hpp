@@ -57,11 +57,15 @@ decltype(auto) dispatch_dtype(DType dtype, Fn&& fn) {
 // Rows [begin, begin + count) of a column as doubles (exact for every dtype here).
 void read_doubles(const Column& c, std::int64_t begin, std::int64_t count, double* out);
 
-// Calls fn(begin, count, f, y, w) for consecutive blocks of rows read as
-// doubles (w is null for unit weights), checking for interrupts between
-// blocks: for the passes that are not the hot binning loop.
+// Calls fn(begin, count, f, y, w) for consecutive blocks of rows [first,
+// last) read as doubles (w is null for unit weights), checking for
+// interrupts between blocks: for the passes that are not the hot binning loop.
 template <class Fn>
-void for_each_block(const Inputs& in, Fn&& fn);
+void for_each_block(const Inputs& in, std::int64_t first, std::int64_t last, Fn&& fn);
+template <class Fn>
+void for_each_block(const Inputs& in, Fn&& fn) {
+    for_each_block(in, 0, in.size(), fn);
+}
 
 }  // namespace smoothece
 
@@ -70,12 +74,12 @@ namespace smoothece {
 void interruption_point();  // pool.hpp
 
 template <class Fn>
-void for_each_block(const Inputs& in, Fn&& fn) {
+void for_each_block(const Inputs& in, std::int64_t first, std::int64_t last, Fn&& fn) {
     constexpr std::int64_t kBlock = 4096;
     std::vector<double> f(kBlock), y(kBlock), w(in.has_weights() ? kBlock : 0);
-    for (std::int64_t b = 0; b < in.size(); b += kBlock) {
+    for (std::int64_t b = first; b < last; b += kBlock) {
         interruption_point();
-        const std::int64_t count = std::min(kBlock, in.size() - b);
+        const std::int64_t count = std::min(kBlock, last - b);
         read_doubles(in.f, b, count, f.data());
         read_doubles(in.y, b, count, y.data());
         if (in.has_weights()) read_doubles(in.w, b, count, w.data());

@@ -18,6 +18,7 @@ namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr std::int64_t kChunk = std::int64_t{1} << 16;
+constexpr std::uint64_t kDenseKeyRange = std::uint64_t{1} << 24;  // a table of at most 64 MB
 
 // Keys of at most 8 bytes as one word (−0.0 as 0.0), hashed by open addressing.
 std::uint64_t word_of(const char* p, std::int64_t itemsize, bool floating) {
@@ -37,8 +38,38 @@ std::uint64_t word_of(const char* p, std::int64_t itemsize, bool floating) {
     return word;
 }
 
+// Integer keys within a narrow range (ids 0..K−1, say) index a table
+// directly: no hashing. Empty when the range is too wide for that.
+Factorized factorize_dense(const char* data, std::int64_t size, std::int64_t stride, std::int64_t itemsize) {
+    std::uint64_t lo = std::numeric_limits<std::uint64_t>::max(), hi = 0;
+    for (std::int64_t i = 0; i < size; ++i) {
+        const std::uint64_t key = word_of(data + i * stride, itemsize, false);
+        lo = std::min(lo, key);
+        hi = std::max(hi, key);
+    }
+    const std::uint64_t limit = std::min<std::uint64_t>(kDenseKeyRange, 4 * static_cast<std::uint64_t>(size) + 65536);
+    if (size == 0 || hi - lo >= limit) return {};
+    Factorized out;
+    out.codes.resize(static_cast<std::size_t>(size));
+    std::vector<std::int32_t> slot(static_cast<std::size_t>(hi - lo + 1), -1);
+    for (std::int64_t i = 0; i < size; ++i) {
+        if ((i & (kChunk - 1)) == 0) interruption_point();
+        std::int32_t& s = slot[static_cast<std::size_t>(word_of(data + i * stride, itemsize, false) - lo)];
+        if (s < 0) {
+            s = static_cast<std::int32_t>(out.first.size());
+            out.first.push_back(i);
+        }
+        out.codes[static_cast<std::size_t>(i)] = s;
+    }
+    return out;
+}
+
 Factorized factorize_words(const char* data, std::int64_t size, std::int64_t stride, std::int64_t itemsize,
                            bool floating) {
+    if (!floating) {
+        Factorized dense = factorize_dense(data, size, stride, itemsize);
+        if (!dense.codes.empty()) return dense;
+    }
     Factorized out;
     out.codes.resize(static_cast<std::size_t>(size));
     std::size_t capacity = 1024;
@@ -105,37 +136,66 @@ Inputs GroupedRows::rows_of(std::int64_t g) const {
     return in;
 }
 
-GroupedRows gather_groups(const Inputs& in, const std::int64_t* codes, std::int64_t groups) {
+GroupedRows gather_groups(const Inputs& in, const std::int64_t* codes, std::int64_t groups, std::int64_t threads) {
     check_shapes(in);
     const std::int64_t n = in.size();
     GroupedRows out;
     out.clip_lo = in.clip_lo;
     out.clip_hi = in.clip_hi;
+    // A counting sort, each thread over its own contiguous share of the rows:
+    // counts per (share, group), then every share scatters from its own
+    // cursors, so the rows of a group keep their original order.
+    const int shares = thread_count(threads, n, std::int64_t{1} << 18);
+    auto share_begin = [&](int t) { return n * t / shares; };
+    std::vector<std::vector<std::int64_t>> cursor(static_cast<std::size_t>(shares));
+    std::atomic<bool> out_of_range{false};
+    parallel_for(shares, [&](int t) {
+        std::vector<std::int64_t>& count = cursor[static_cast<std::size_t>(t)];
+        count.assign(static_cast<std::size_t>(groups), 0);
+        for (std::int64_t i = share_begin(t); i < share_begin(t + 1); ++i) {
+            const std::int64_t c = codes[i];
+            if (c < 0 || c >= groups) {
+                out_of_range = true;
+                return;
+            }
+            ++count[static_cast<std::size_t>(c)];
+        }
+    });
+    if (out_of_range) throw std::logic_error("a group code out of range");
     out.offset.assign(static_cast<std::size_t>(groups + 1), 0);
-    for (std::int64_t i = 0; i < n; ++i) {
-        const std::int64_t c = codes[i];
-        if (c < 0 || c >= groups) throw std::logic_error("a group code out of range");
-        ++out.offset[static_cast<std::size_t>(c + 1)];
+    std::int64_t at = 0;
+    for (std::size_t g = 0; g < static_cast<std::size_t>(groups); ++g) {
+        out.offset[g] = at;
+        for (auto& c : cursor) {
+            const std::int64_t rows = c[g];
+            c[g] = at;
+            at += rows;
+        }
     }
-    for (std::int64_t g = 0; g < groups; ++g) out.offset[static_cast<std::size_t>(g + 1)] += out.offset[static_cast<std::size_t>(g)];
-    std::vector<std::int64_t> cursor(out.offset.begin(), out.offset.end() - 1);
+    out.offset.back() = at;
     out.f.resize(static_cast<std::size_t>(n));
     out.y.resize(static_cast<std::size_t>(n));
     if (in.has_weights()) out.w.resize(static_cast<std::size_t>(n));
     // Checked in the same pass, as smece checks them (the groups' own passes
     // then find nothing): a bad row is reported in the caller's coordinates.
-    bool bad = false;
-    for_each_block(in, [&](std::int64_t begin, std::int64_t count, const double* f, const double* y, const double* w) {
-        for (std::int64_t k = 0; k < count; ++k) {
-            const auto at = static_cast<std::size_t>(cursor[static_cast<std::size_t>(codes[begin + k])]++);
-            out.f[at] = f[k];
-            out.y[at] = y[k] == 1.0 ? 1 : 0;
-            bad |= !(f[k] >= in.clip_lo && f[k] <= in.clip_hi) || !(y[k] == 0.0 || y[k] == 1.0);
-            if (w) {
-                out.w[at] = w[k];
-                bad |= !(w[k] >= 0.0 && w[k] <= std::numeric_limits<double>::max());
-            }
-        }
+    std::atomic<bool> bad{false};
+    parallel_for(shares, [&](int t) {
+        std::int64_t* next = cursor[static_cast<std::size_t>(t)].data();
+        bool share_bad = false;
+        for_each_block(in, share_begin(t), share_begin(t + 1),
+                       [&](std::int64_t begin, std::int64_t count, const double* f, const double* y, const double* w) {
+                           for (std::int64_t k = 0; k < count; ++k) {
+                               const auto to = static_cast<std::size_t>(next[codes[begin + k]]++);
+                               out.f[to] = f[k];
+                               out.y[to] = y[k] == 1.0 ? 1 : 0;
+                               share_bad |= !(f[k] >= in.clip_lo && f[k] <= in.clip_hi) || !(y[k] == 0.0 || y[k] == 1.0);
+                               if (w) {
+                                   out.w[to] = w[k];
+                                   share_bad |= !(w[k] >= 0.0 && w[k] <= std::numeric_limits<double>::max());
+                               }
+                           }
+                       });
+        if (share_bad) bad = true;
     });
     if (bad) report_bad_rows(in);
     return out;
@@ -238,7 +298,7 @@ void GroupedSketch::update(const Inputs& in, const std::int64_t* codes, std::int
     check_shapes(in, /*allow_empty=*/true);
     if (in.size() == 0) return;
     const std::int64_t groups = *std::max_element(codes, codes + in.size()) + 1;
-    const GroupedRows grouped = gather_groups(in, codes, groups);  // checks every row first
+    const GroupedRows grouped = gather_groups(in, codes, groups, threads);  // checks every row first
     // Each group's batch into a copy, so that an overflow anywhere changes nothing.
     std::vector<Sketch> updated;
     std::vector<std::int64_t> touched;

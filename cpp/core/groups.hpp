@@ -35,8 +35,9 @@ struct GroupedRows {
 };
 // One pass over the rows (checked as smece checks them; a bad row raises
 // InputError with its index in the caller's arrays) and the codes (each in
-// [0, groups)); groups without rows are allowed and stay empty.
-GroupedRows gather_groups(const Inputs& in, const std::int64_t* codes, std::int64_t groups);
+// [0, groups)), on up to `threads` threads; groups without rows are allowed
+// and stay empty.
+GroupedRows gather_groups(const Inputs& in, const std::int64_t* codes, std::int64_t groups, std::int64_t threads);
 
 struct GroupOptions {
     Metric metric = Metric::L1;
