@@ -259,7 +259,8 @@ def worker(spec, events_path):
     if spec.get("exact"):
         t = time.perf_counter()
         closed, why = point_mass_exact(f, y, w)
-        rec = {"closed_form": closed, "closed_form_note": why, "exact_py": None, "exact_py_note": None}
+        rec = {"n": n, "closed_form": closed, "closed_form_note": why, "exact_py": None, "exact_py_note": None}
+        emit(ev="exact", **rec)  # kept should exact.py below time out
         if closed is not None and closed < 1e-4:
             rec["exact_py_note"] = ("not run: σ* < 1e-4, where exact.py's scan (40/σ nodes) grows large; "
                                   "it reports fixpoints below 1e-6 as 0")
@@ -277,7 +278,9 @@ def worker(spec, events_path):
 
 
 def run_worker(spec, timeouts):
-    """Runs one worker process; kills it when a call outlives its timeout. Returns (events, timed_out task)."""
+    """Runs one worker process; kills it when a call outlives its timeout.
+
+    Returns (events, the task that timed out or None, the tail of the worker's output if it failed or None)."""
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "events.jsonl")
         open(path, "w").close()
@@ -301,11 +304,12 @@ def run_worker(spec, timeouts):
                         proc.wait()
                         break
                     time.sleep(0.2)
+        error = None
         if not timed_out and proc.returncode != 0:
             with open(os.path.join(tmp, "log")) as fh:
-                sys.stderr.write(fh.read()[-3000:])
-            raise RuntimeError(f"catalogue worker failed for {spec} (rc={proc.returncode})")
-    return events, timed_out
+                error = f"worker exited with {proc.returncode}: " + fh.read()[-2000:]
+            sys.stderr.write(f"{spec['family']} n={spec['n']} {spec['tasks']}: {error}\n")
+    return events, timed_out, error
 
 
 def measure_case(family, n, resample, cfg):
@@ -318,23 +322,25 @@ def measure_case(family, n, resample, cfg):
                 "exact_max_n": cfg["exact_max_n"]}
         timeouts = {"exact": cfg["exact_timeout_s"], **{k: cfg["timeout_s"] for k in tasks}}
         t = time.perf_counter()
-        events, timed_out = run_worker(spec, timeouts)
-        proc = {"tasks_asked": tasks, "timed_out": timed_out, "wall_s": time.perf_counter() - t, "tasks": {}}
+        events, timed_out, error = run_worker(spec, timeouts)
+        proc = {"tasks_asked": tasks, "timed_out": timed_out, "error": error, "wall_s": time.perf_counter() - t,
+                "tasks": {}}
         for ev in events:
-            if ev["ev"] == "timings":
-                proc.update({k: v for k, v in ev.items() if k != "ev"})
-            elif ev["ev"] == "exact":
+            if ev["ev"] in ("timings", "exact"):
                 proc.update({k: v for k, v in ev.items() if k != "ev"})
         if timed_out == "exact":
-            proc.update(closed_form=None, exact_py=None,
-                        exact_py_note=f"tests/exact.py timed out (> {cfg['exact_timeout_s']:.0f} s)")
-        elif timed_out:
-            proc["tasks"][timed_out] = {"status": "timeout", "timeout_s": cfg["timeout_s"]}
-            for name in tasks:  # calls that finished before the kill: their times (the warm-up, maybe more)
+            proc.update(exact_py=None, exact_py_note=f"tests/exact.py timed out (> {cfg['exact_timeout_s']:.0f} s)")
+        elif (timed_out or error) and tasks:
+            for name in tasks:  # calls that finished before the kill or the failure: their times
                 times = [ev["s"] for ev in events if ev["ev"] == "end" and ev["task"] == name]
-                if name != timed_out and times:
+                started = any(ev["ev"] == "start" and ev["task"] == name for ev in events)
+                if name == timed_out:
+                    proc["tasks"][name] = {"status": "timeout", "timeout_s": cfg["timeout_s"]}
+                elif times:
                     proc["tasks"][name] = {"status": "partial", "best_s": min(times), "times_s": times,
-                                           "note": "calls made before the process was killed"}
+                                           "note": "calls made before the process was killed or failed"}
+                elif error and started:
+                    proc["tasks"][name] = {"status": "error", "error": error}
         rec["n_rows"] = rec["n_rows"] or proc.get("n")
         if role in RESAMPLING:
             rec["resampling"][role] = proc
@@ -357,36 +363,39 @@ def exact_value(rec):
     return None, None
 
 
+def timing(t, base):
+    """{status, s, x} of one task record: x = s / base; for a timeout s is the timeout (a lower bound)."""
+    if t is None:
+        return {"status": "missing", "s": None, "x": None}
+    sec = t.get("best_s", t.get("timeout_s"))
+    return {"status": t["status"], "s": sec, "x": sec / base if sec and base else None}
+
+
 def summarize(rec):
     """The numbers of the table for one case."""
-    sm, ty = rec["main"]["tasks"].get("smece"), rec["main"]["tasks"].get("typical")
-    out = {"value": None, "smece_s": None, "typical_s": None, "ratio": None, "smece_timed_out": False}
-    if sm and sm["status"] == "ok":
-        out.update(value=sm["value"], smece_s=sm["best_s"])
-    elif sm:
-        out["smece_timed_out"] = True
-    if ty and ty["status"] in ("ok", "partial"):
-        out["typical_s"] = ty["best_s"]
-    if out["typical_s"]:
-        if out["smece_s"]:
-            out["ratio"] = out["smece_s"] / out["typical_s"]
-        elif out["smece_timed_out"]:
-            out["ratio"] = sm["timeout_s"] / out["typical_s"]  # a lower bound
+    tasks = rec["main"]["tasks"]
+    ty = tasks.get("typical")
+    typical_s = ty["best_s"] if ty and ty["status"] in ("ok", "partial") else None
+    sm = timing(tasks.get("smece"), typical_s)
+    value = tasks["smece"].get("value") if sm["status"] == "ok" else None
     ex, src = exact_value(rec)
-    out["exact"], out["exact_source"] = ex, src
-    out["error"] = (out["value"] - ex) if (ex is not None and out["value"] is not None) else None
-    out["resampling"] = {}
+    out = {"value": value, "smece": sm, "typical_s": typical_s, "exact": ex, "exact_source": src,
+           "error": (value - ex) if (ex is not None and value is not None) else None, "resampling": {}}
     for name, proc in rec["resampling"].items():
-        t, s = proc["tasks"].get(name), proc["tasks"].get("smece")
-        if t is None:
-            continue
-        base = s["best_s"] if s and s["status"] in ("ok", "partial") else out["smece_s"]
-        if t["status"] == "ok":
-            out["resampling"][name] = {"s": t["best_s"], "x": t["best_s"] / base if base else None, "timeout": False}
-        else:
-            out["resampling"][name] = {"s": t["timeout_s"], "x": t["timeout_s"] / base if base else None,
-                                       "timeout": True}
+        own = proc["tasks"].get("smece")
+        base = own["best_s"] if own and own["status"] in ("ok", "partial") else (sm["s"] if sm["status"] == "ok"
+                                                                                else None)
+        out["resampling"][name] = timing(proc["tasks"].get(name), base)
     return out
+
+
+def fmt_t(t, timeout_s):
+    """Table cell of a timing: '1.2 s (3.4×)', '> 300 s (> 9×)', 'error' or '–'."""
+    if t["status"] in ("ok", "partial"):
+        return run.fmt_s(t["s"]) + (f" ({run.fmt_x(t['x'])})" if t["x"] is not None else "")
+    if t["status"] == "timeout":
+        return f"> {timeout_s:.0f} s" + (f" (> {run.fmt_x(t['x'])})" if t["x"] is not None else "")
+    return t["status"] if t["status"] == "error" else "–"
 
 
 def fmt_v(v):
@@ -419,23 +428,30 @@ def write_markdown(results, path):
              "1e6 here); blank where neither is available.\n")
     L.append("## Targets\n")
     rows = [(r, summarize(r)) for r in results["cases"]]
-    ratios = [s["ratio"] for _, s in rows if s["ratio"] is not None and not s["smece_timed_out"]]
-    n_to = sum(s["smece_timed_out"] for _, s in rows)
-    worst = max(ratios) if ratios else None
-    met = worst is not None and worst <= 3 and n_to == 0
+    to = cfg["timeout_s"]
+
+    def over(t, limit):  # a timing that misses its target (a timeout or failure always does)
+        return t["status"] != "ok" or t["x"] is None or t["x"] > limit
+
+    def worst(ts):
+        done = [t["x"] for t in ts if t["status"] == "ok" and t["x"] is not None]
+        return run.fmt_x(max(done)) if done else "–"
+
+    def n_status(ts, status):
+        k = sum(t["status"] == status for t in ts)
+        return f", {k} {'timed out' if status == 'timeout' else 'failed'}" if k else ""
+
     L.append("| target | measured | verdict |")
     L.append("|---|---|---|")
-    L.append(f"| `smece(case)` ≤ 3× `smece(typical)` in every case | {sum(x > 3 for x in ratios) + n_to} of "
-             f"{len(rows)} cases over 3×{f' ({n_to} timed out)' if n_to else ''}; worst finished: "
-             f"{run.fmt_x(worst)} | **{'met' if met else 'missed'}** |")
-    rs = [(r, name, v) for r, s in rows for name, v in s["resampling"].items()]
+    sm = [s["smece"] for _, s in rows]
+    L.append(f"| `smece(case)` ≤ 3× `smece(typical)` in every case | {sum(over(t, 3) for t in sm)} of {len(sm)} "
+             f"cases over 3×{n_status(sm, 'timeout')}{n_status(sm, 'error')}; worst finished: {worst(sm)} | "
+             f"**{'missed' if any(over(t, 3) for t in sm) else 'met'}** |")
+    rs = [t for _, s in rows for t in s["resampling"].values()]
     if rs:
-        worst_r = max((v["x"] or math.inf) for _, _, v in rs)
-        ok = all((not v["timeout"]) and v["x"] <= 20 for _, _, v in rs)
-        L.append(f"| resampling ≤ 20× `smece` on the same data | worst "
-                 f"{'>' if any(v['timeout'] for _, _, v in rs) else ''}{run.fmt_x(worst_r)}; "
-                 f"{sum(v['timeout'] or v['x'] > 20 for _, _, v in rs)} of {len(rs)} over | "
-                 f"**{'met' if ok else 'missed'}** |")
+        L.append(f"| resampling ≤ 20× `smece` on the same data | {sum(over(t, 20) for t in rs)} of {len(rs)} "
+                 f"over 20×{n_status(rs, 'timeout')}{n_status(rs, 'error')}; worst finished: {worst(rs)} | "
+                 f"**{'missed' if any(over(t, 20) for t in rs) else 'met'}** |")
     errs = [abs(s["error"]) for _, s in rows if s["error"] is not None]
     if errs:
         L.append(f"| \\|σ* − exact\\| ≤ 1e-6 (DESIGN.md accuracy contract) | worst {max(errs):.2g}; "
@@ -443,24 +459,18 @@ def write_markdown(results, path):
                  f"**{'met' if max(errs) <= 1e-6 else 'missed'}** |")
     L.append("")
     L.append("## Cases\n")
+    L.append("Resampling columns: time (multiple of `smece` on the same data, in the same process).\n")
     L.append("| case | n | σ* (`smece`) | exact | \\|error\\| | `smece` | `smece` typical | ratio | "
              "`reliability_diagram` | `bootstrap_smece` | `calibration_test` | load |")
     L.append("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r, s in rows:
-        sm_s = f"> {cfg['timeout_s']:.0f} s" if s["smece_timed_out"] else run.fmt_s(s["smece_s"])
-        res = []
-        for name in RESAMPLING:
-            v = s["resampling"].get(name)
-            if v is None:
-                res.append("")
-            elif v["timeout"]:
-                res.append(f"> {v['s']:.0f} s (> {run.fmt_x(v['x'])})")
-            else:
-                res.append(f"{run.fmt_s(v['s'])} ({run.fmt_x(v['x'])})")
+        t = s["smece"]
+        ratio = {"ok": run.fmt_x(t["x"]), "timeout": "> " + run.fmt_x(t["x"])}.get(t["status"], "–")
+        res = [fmt_t(s["resampling"][k], to) if k in s["resampling"] else "" for k in RESAMPLING]
         load = r["main"].get("loadavg_after")
         err = "–" if s["error"] is None else f"{abs(s['error']):.2g}"
         L.append(f"| {r['family']} | {r['n_rows'] or r['n']:,} | {fmt_v(s['value'])} | {fmt_v(s['exact'])} | {err} | "
-                 f"{sm_s} | {run.fmt_s(s['typical_s'])} | {'> ' if s['smece_timed_out'] else ''}{run.fmt_x(s['ratio'])} | " + " | ".join(res)
+                 f"{fmt_t(dict(t, x=None), to)} | {run.fmt_s(s['typical_s'])} | {ratio} | " + " | ".join(res)
                  + f" | {'–' if not load else f'{load[0]:.2f}'} |")
     L.append("")
     L.append("## What the cases are, and where the exact value comes from\n")
@@ -519,10 +529,8 @@ def main(argv=None):
         results["smoothece_file"] = rec["main"].get("smoothece_file", results.get("smoothece_file"))
         s = summarize(rec)
         print(f"[{time.perf_counter() - t0:6.0f} s] {fam} n={rec['n_rows'] or n}: value {fmt_v(s['value'])}, "
-              f"exact {fmt_v(s['exact'])}, smece "
-              f"{'timeout' if s['smece_timed_out'] else run.fmt_s(s['smece_s'])}, ratio {run.fmt_x(s['ratio'])}"
-              + "".join(f", {k} {'>' if v['timeout'] else ''}{run.fmt_x(v['x'])}"
-                        for k, v in s["resampling"].items()), flush=True)
+              f"exact {fmt_v(s['exact'])}, smece (× typical) {fmt_t(s['smece'], a.timeout)}"
+              + "".join(f", {k} {fmt_t(v, a.timeout)}" for k, v in s["resampling"].items()), flush=True)
         with open(jpath, "w") as fh:
             json.dump(results, fh, indent=1)
     results["machine"]["loadavg_end"] = os.getloadavg()
