@@ -288,11 +288,13 @@ def run_worker(spec, timeouts):
         env = dict(os.environ, OMP_NUM_THREADS=os.environ.get("OMP_NUM_THREADS", "1"))
         with open(os.path.join(tmp, "log"), "w") as errlog:
             proc = subprocess.Popen(cmd, stdout=errlog, stderr=subprocess.STDOUT, env=env, cwd=run.REPO)
-            events, current, timed_out = [], None, None
+            events, current, timed_out, pending = [], None, None, ""
             with open(path) as fh:
                 while True:
                     alive = proc.poll() is None
-                    for line in fh:
+                    pending += fh.read()
+                    *lines, pending = pending.split("\n")  # a line still being written stays pending
+                    for line in lines:
                         ev = json.loads(line)
                         events.append(ev)
                         current = (ev["task"], ev["t"]) if ev["ev"] == "start" else None
