@@ -34,6 +34,7 @@ Usage: python bench/coverage.py [--models power1.5 crossing] [--weights none log
 
 import argparse
 import os
+import shlex
 import json
 import sys
 import time
@@ -142,7 +143,7 @@ def main():
                "smoothece_file": smoothece.__file__, "cpus": len(os.sched_getaffinity(0)),
                "loadavg": ", ".join(f"{x:.2f}" for x in os.getloadavg()),
                "date": time.strftime("%Y-%m-%d %H:%M %Z")}
-    write_markdown(results, args.out, "python bench/coverage.py " + " ".join(sys.argv[1:]), args.label)
+    write_markdown(results, args.out, "python bench/coverage.py " + shlex.join(sys.argv[1:]), args.label)
 
 
 if __name__ == "__main__":

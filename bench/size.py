@@ -20,6 +20,7 @@ Usage: python bench/size.py [--n 2000] [--sets 300] [--sim 1000] [--weights none
 import argparse
 import json
 import os
+import shlex
 import sys
 import time
 
@@ -86,7 +87,7 @@ def main():
                "smoothece_file": smoothece.__file__, "cpus": len(os.sched_getaffinity(0)),
                "loadavg": ", ".join(f"{x:.2f}" for x in os.getloadavg()),
                "date": time.strftime("%Y-%m-%d %H:%M %Z")}
-    write_markdown(results, args.out, "python bench/size.py " + " ".join(sys.argv[1:]), args.label)
+    write_markdown(results, args.out, "python bench/size.py " + shlex.join(sys.argv[1:]), args.label)
 
 
 if __name__ == "__main__":
