@@ -48,7 +48,7 @@ TESTS = os.path.join(run.REPO, "tests")
 
 TIMEOUT_S = 300.0  # per call
 EXACT_TIMEOUT_S = 600.0  # for tests/exact.py on one case
-EXACT_MAX_N = 10**5  # tests/exact.py on calibrated data took 13 s at n = 1e5, 10 min at 1e6 on a shared 2-core VM
+EXACT_MAX_N = 10**5  # tests/exact.py took 13–22 s at n = 1e5, 1–10 min at 1e6 on a shared 2-core VM
 # tests/exact.py values of continuous cases, a property of the data alone (not of smoothece): kept here, keyed by
 # case and checked against a fingerprint of the data, so that the slow ones are computed once.
 EXACT_CACHE = os.path.join(HERE, "catalogue_exact.json")
@@ -289,7 +289,7 @@ def worker(spec, events_path):
                                     f"in {c['exact_s']:.0f} s)")
         elif closed is None and n > spec["exact_max_n"]:
             rec["exact_py_note"] = (f"not affordable: n = {n:.0e} > {spec['exact_max_n']:.0e} (tests/exact.py "
-                                    "costs O(n/σ*) per σ evaluation: 13 s at n = 1e5, 10 min at 1e6, calibrated)")
+                                    "costs O(n/σ*) per σ evaluation: 13–22 s at n = 1e5, 1–10 min at 1e6, hours at 1e7)")
         else:
             emit(ev="start", task="exact", t=time.time())
             rec["exact_py"] = exact_py(f, y, w)
@@ -469,9 +469,9 @@ def write_markdown(results, path):
              f"seed=0)`, `calibration_test(f, y, n_sim={N_SIM}, seed=0)`, each in a fresh process with `smece` "
              "on the same data: time (multiple of that `smece`).")
     L.append("- `exact`: closed form for point-mass data (see `point_mass_exact`), otherwise `tests/exact.py` "
-             f"where n ≤ {cfg['exact_max_n']:.0e} or its value is cached in catalogue_exact.json (it costs O(n/σ*) per σ "
-             "evaluation: 13 s at n = 1e5, 10 min at "
-             "1e6 here); blank where neither is available.\n")
+             f"on the full data where n ≤ {cfg['exact_max_n']:.0e} or its value is kept in catalogue_exact.json "
+             "(it costs O(n/σ*) per σ evaluation: 13–22 s at n = 1e5, 1–10 min at 1e6, hours at 1e7); "
+             "blank where neither is available.\n")
     L.append("## Targets\n")
     rows = [(r, summarize(r)) for r in results["cases"]]
     to = cfg["timeout_s"]
