@@ -83,7 +83,7 @@ def main():
         for kind in args.weights if model == "calibrated" else args.power_weights:
             rows.append(study(model, kind, args))
             print(json.dumps(rows[-1]), flush=True)
-    results = {"rows": rows, "seconds": time.perf_counter() - start, "smoothece": smoothece.__version__,
+    results = {"rows": rows, "seconds": time.perf_counter() - start, "smoothece": getattr(smoothece, "__version__", "?"),
                "smoothece_file": smoothece.__file__, "cpus": len(os.sched_getaffinity(0)),
                "loadavg": ", ".join(f"{x:.2f}" for x in os.getloadavg()),
                "date": time.strftime("%Y-%m-%d %H:%M %Z")}
