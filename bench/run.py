@@ -7,6 +7,7 @@ Usage::
     python bench/run.py --quick          # about a minute: n <= 1e6, peers at small n only, writes bench/quick/
     python bench/run.py --sizes 1e5 1e6  # chosen sizes (main series only unless --variant-sizes is given)
     python bench/run.py --report-only    # redraw results.md and scaling.png from an existing results.json
+    python bench/run.py --catalogue ...  # the catalogue of hard inputs instead (bench/catalogue.py, its own options)
 
 Every (size, input-dtype variant) runs in its own fresh Python subprocess
 (this file with ``--worker``), so that the memory high-water mark of one size
@@ -79,6 +80,10 @@ PEER_OF = {
     "relplot.prepare_rel_diagram": "reliability_diagram",
 }
 
+# Repeat policy of the timed calls (see time_tasks and bench/README.md, "Timing")
+REPEAT = {"budget_s": 5.0, "min_reps": 3, "max_reps": 40, "slow_s": 5.0, "cheap_s": 0.5, "trace_max_s": 5.0}
+QUICK_REPEAT = {"budget_s": 0.3, "min_reps": 2, "max_reps": 15, "slow_s": 0.5, "cheap_s": 0.1, "trace_max_s": 0.5}
+
 # Input layouts: (prediction dtype, label dtype, strided)
 VARIANTS = {
     "f64+bool": ("float64", "bool", False),
@@ -145,6 +150,82 @@ def _can_reset_hwm() -> bool:
 def _reset_hwm():
     with open("/proc/self/clear_refs", "w") as fh:
         fh.write("5")
+
+
+def time_tasks(calls, tasks, rep, value_of, on_call=None):
+    """Times ``calls[name]()`` for every name in ``tasks`` in this process, by the policy of
+    bench/README.md: a warm-up call of each, then round-robin repeats (``rep`` as in ``worker``).
+
+    Returns ``(state, rounds, hwm_ok)``: per task its times, first-call time, ``value_of(name, out)``
+    and RSS growths. ``on_call(name, seconds)``, if given, is told before every call (seconds None)
+    and after it, so that a parent process can enforce a per-call timeout (bench/catalogue.py).
+    """
+    import gc
+
+    hwm_ok = _can_reset_hwm()
+    state = {
+        t: {
+            "times": [],
+            "rss_growth": [],
+            "first_s": None,
+            "first_rss_growth": None,
+            "value": None,
+        }
+        for t in tasks
+    }
+    # Everything imported so far (numpy, pandas, sklearn for relplot) goes to the permanent generation,
+    # so that the collector, left on as users have it, does not rescan it during the calls.
+    gc.collect()
+    gc.freeze()
+
+    def timed(name):
+        before = 0
+        if hwm_ok:
+            _reset_hwm()
+            before = _status()["VmRSS"]
+        if on_call:
+            on_call(name, None)
+        t = time.perf_counter()
+        out = calls[name]()
+        dt = time.perf_counter() - t
+        if on_call:
+            on_call(name, dt)
+        growth = (_status()["VmHWM"] - before) if hwm_ok else None
+        return out, dt, growth
+
+    # Round 0: every task's first call, a warm-up (FFTW planning, thread start, page faults), kept apart.
+    # A call slower than slow_s is not repeated: that one call is the measurement.
+    for name in tasks:
+        out, dt, growth = timed(name)
+        st = state[name]
+        st["first_s"], st["first_rss_growth"], st["value"] = (
+            dt,
+            growth,
+            value_of(name, out),
+        )
+        del out
+        if dt >= rep["slow_s"]:
+            st["times"].append(dt)
+            st["rss_growth"].append(growth)
+    repeat = [t for t in tasks if state[t]["first_s"] < rep["slow_s"]]
+    cheap = [t for t in repeat if state[t]["first_s"] < rep["cheap_s"]]
+    # Then rounds, one call of every repeated task per round, so that load from other processes hits
+    # all of them alike. Every repeated task gets min_reps calls; the cheap ones (among them the floor
+    # and smece) go on together, the same number of calls each, until they have spent budget_s.
+    rounds = 0
+    while True:
+        if rounds >= rep["min_reps"]:
+            spent = sum(sum(state[t]["times"]) for t in cheap)
+            if not cheap or rounds >= rep["max_reps"] or spent >= rep["budget_s"]:
+                break
+        for name in repeat if rounds < rep["min_reps"] else cheap:
+            out, dt, growth = timed(name)
+            state[name]["times"].append(dt)
+            state[name]["rss_growth"].append(growth)
+            del out
+        rounds += 1
+
+    return state, rounds, hwm_ok
 
 
 def worker(spec: dict) -> dict:
@@ -218,65 +299,7 @@ def worker(spec: dict) -> dict:
         return float(out)
 
     t_measure = time.perf_counter()
-    hwm_ok = _can_reset_hwm()
-    state = {
-        t: {
-            "times": [],
-            "rss_growth": [],
-            "first_s": None,
-            "first_rss_growth": None,
-            "value": None,
-        }
-        for t in tasks
-    }
-    # Everything imported so far (numpy, pandas, sklearn for relplot) goes to the permanent generation,
-    # so that the collector, left on as users have it, does not rescan it during the calls.
-    gc.collect()
-    gc.freeze()
-
-    def timed(name):
-        before = 0
-        if hwm_ok:
-            _reset_hwm()
-            before = _status()["VmRSS"]
-        t = time.perf_counter()
-        out = calls[name]()
-        dt = time.perf_counter() - t
-        growth = (_status()["VmHWM"] - before) if hwm_ok else None
-        return out, dt, growth
-
-    # Round 0: every task's first call, a warm-up (FFTW planning, thread start, page faults), kept apart.
-    # A call slower than slow_s is not repeated: that one call is the measurement.
-    for name in tasks:
-        out, dt, growth = timed(name)
-        st = state[name]
-        st["first_s"], st["first_rss_growth"], st["value"] = (
-            dt,
-            growth,
-            value_of(name, out),
-        )
-        del out
-        if dt >= rep["slow_s"]:
-            st["times"].append(dt)
-            st["rss_growth"].append(growth)
-    repeat = [t for t in tasks if state[t]["first_s"] < rep["slow_s"]]
-    cheap = [t for t in repeat if state[t]["first_s"] < rep["cheap_s"]]
-    # Then rounds, one call of every repeated task per round, so that load from other processes hits
-    # all of them alike. Every repeated task gets min_reps calls; the cheap ones (among them the floor
-    # and smece) go on together, the same number of calls each, until they have spent budget_s.
-    rounds = 0
-    while True:
-        if rounds >= rep["min_reps"]:
-            spent = sum(sum(state[t]["times"]) for t in cheap)
-            if not cheap or rounds >= rep["max_reps"] or spent >= rep["budget_s"]:
-                break
-        for name in repeat if rounds < rep["min_reps"] else cheap:
-            out, dt, growth = timed(name)
-            state[name]["times"].append(dt)
-            state[name]["rss_growth"].append(growth)
-            del out
-        rounds += 1
-
+    state, rounds, hwm_ok = time_tasks(calls, tasks, rep, value_of)
     measure_s = time.perf_counter() - t_measure
     t_trace = time.perf_counter()
     # tracemalloc peak: one more call per task with tracing on (tracing slows Python-level
@@ -1143,6 +1166,11 @@ def write_plot(results, path):
 
 
 def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["--catalogue"]:  # the catalogue of hard inputs: its own options follow
+        import catalogue
+
+        return catalogue.main(argv[1:])
     p = argparse.ArgumentParser(
         description=__doc__.split("\n\n")[0],
         formatter_class=argparse.RawTextHelpFormatter,
@@ -1205,27 +1233,13 @@ def main(argv=None):
     if a.quick:
         sizes = [10**k for k in range(3, 7)]
         vsizes = [10**6]
-        repeat = {
-            "budget_s": 0.3,
-            "min_reps": 2,
-            "max_reps": 15,
-            "slow_s": 0.5,
-            "cheap_s": 0.1,
-            "trace_max_s": 0.5,
-        }
+        repeat = QUICK_REPEAT
         peer_max_n = {k: 10**4 if k.startswith("reference.") else 10**3 for k in PEERS}
         skip_s = min(a.skip_s, 10.0)
     else:
         sizes = [10**k for k in range(3, 9)]
         vsizes = [10**6, 10**7]
-        repeat = {
-            "budget_s": 5.0,
-            "min_reps": 3,
-            "max_reps": 40,
-            "slow_s": 5.0,
-            "cheap_s": 0.5,
-            "trace_max_s": 5.0,
-        }
+        repeat = REPEAT
         peer_max_n = {}
         skip_s = a.skip_s
     if a.sizes:
