@@ -5,16 +5,19 @@ method's SmoothECE with its bootstrap interval; red where the calibration test,
 adjusted across methods by Benjamini–Hochberg, rejects). Right: the DAFFS
 forecasts month by month (a drift plot over the months).
 
-    python examples/calibration_by_group.py [--out DIR]
+Run from anywhere:  python examples/calibration_by_group.py [--out-dir DIR]
 """
 
 import argparse
 import os
 
 import numpy as np
+from matplotlib.figure import Figure  # a bare Figure: no pyplot, no backend to choose
 
 import smoothece
 from smoothece import datasets
+
+IMAGES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "images")
 
 
 def long_table():
@@ -33,12 +36,7 @@ def long_table():
     return method[keep], date[keep], f[keep], y[keep].astype(np.int8)
 
 
-def main(out_dir: str) -> str:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+def main(out_dir: str = IMAGES) -> str:
     method, date, f, y = long_table()
     # MCEVOL and MCSTAT issue -0.01 at times: clip=True clamps values within 0.01 of [0, 1].
     by_method = smoothece.smece_by_group(f, y, method, n_boot=500, test=True, n_sim=500, seed=0, clip=True)
@@ -46,8 +44,8 @@ def main(out_dir: str) -> str:
     months = date[daffs].astype("datetime64[M]")
     by_month = smoothece.smece_by_group(f[daffs], y[daffs], months, n_boot=500, seed=0)
 
-    fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4.8), layout="constrained",
-                                      gridspec_kw={"width_ratios": [1, 1.4]})
+    fig = Figure(figsize=(12, 4.8), layout="constrained")
+    left, right = fig.subplots(1, 2, gridspec_kw={"width_ratios": [1, 1.4]})
     by_method.plot(ax=left)
     left.set_title(f"Solar-flare forecasters, 2016–2017\n{left.get_title()}", fontsize="medium")
     by_month.plot(ax=right)
@@ -63,7 +61,6 @@ def main(out_dir: str) -> str:
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "images"),
-                        help="directory for the figure (default: examples/images)")
-    main(parser.parse_args().out)
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--out-dir", default=IMAGES, help="folder for the PNG (default: %(default)s)")
+    main(parser.parse_args().out_dir)

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 
 #include "random.hpp"
@@ -203,7 +204,8 @@ DiagramCurves Analysis::curves(double sigma, std::int64_t mesh_intervals, std::i
     const double draw = std::max(reported / scale(), summary_.min_sigma());
     DiagramCurves out = curves_at(summary_, draw, mesh_intervals);
     out.sigma = reported;
-    if (sigma > 0.0 && sigma / scale() < summary_.min_sigma()) out.smece_sigma = smece_sigma(sigma, threads).value;
+    // smECEσ by the code of smece_sigma itself, so the two agree to the bit.
+    out.smece_sigma = sigma > 0.0 ? smece_sigma(sigma, threads).value : std::numeric_limits<double>::quiet_NaN();
     return out;
 }
 

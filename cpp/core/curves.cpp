@@ -96,8 +96,6 @@ DiagramCurves curves_at(const Summary& full, double sigma, std::int64_t mesh_int
     const auto nodes = static_cast<std::size_t>(g + 1);
     const std::vector<double> weight = smoothed(sum_of(sums.w0, sums.w1), g, sigma);
     const std::vector<double> label = smoothed(sums.w1, g, sigma);
-    std::vector<double> residual(nodes), antiderivative(nodes);
-    Spectrum(sums.residual.data(), g).evaluate(sigma, residual.data(), antiderivative.data());
 
     DiagramCurves out;
     const Mapping& map = full.mapping;
@@ -108,7 +106,6 @@ DiagramCurves curves_at(const Summary& full, double sigma, std::int64_t mesh_int
     double positive = 0.0;
     for (double v : sums.w1) positive += v;
     const double negative = total - positive;
-    out.smece_sigma = integrate_abs(residual.data(), antiderivative.data(), 0, g, g) / total;
 
     // smẼCE = (1/W) ∫ |Σ wyK̃ − t Σ wK̃| dx over the grid (dx-densities: the
     // change of variables to the probability axis cancels).

@@ -17,7 +17,7 @@ struct DiagramCurves {
     std::vector<double> density_positive;  // δ̂σ of the rows with y = 1, normalised to 1
     std::vector<double> density_negative;  // ... y = 0
     std::vector<double> mu;                // μ̂σ(t) = Σ wᵢyᵢK̃ / Σ wᵢK̃; NaN where the density vanishes
-    double smece_sigma = 0.0;              // smECEσ
+    double smece_sigma = 0.0;              // smECEσ at the σ asked for (NaN when it was σ*)
     double smece_tilde = 0.0;              // ∫ |μ̂σ(t) − t| δ̂σ(t) dt, the diagram's own integral
     double total_weight = 0.0;
     std::uint64_t rows = 0;
