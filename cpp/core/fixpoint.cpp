@@ -11,14 +11,6 @@ namespace {
 
 constexpr double kReadNodesPerSigma = 8.0;
 
-// Fine node masses binned onto a coarser nested grid (Summary::restricted's rule).
-std::vector<double> restrict_to(const std::vector<double>& fine, std::int64_t coarse) {
-    Summary s;
-    s.intervals = static_cast<std::int64_t>(fine.size()) - 1;
-    s.residual = fine;
-    return s.restricted(coarse).residual;
-}
-
 }  // namespace
 
 ResidualLevels::ResidualLevels(std::vector<double> nodes, std::int64_t intervals)
@@ -34,16 +26,20 @@ double ResidualLevels::min_sigma() const { return min_sigma_for(intervals_); }
 
 const Spectrum& ResidualLevels::level(std::int64_t intervals) {
     auto& slot = levels_[intervals];
-    if (!slot) {
-        // Each level from the next finer one (kept): O(G) in all, not O(G) per level.
-        std::int64_t finer = intervals;
-        while (finer < intervals_ && masses_.find(finer * 2) == masses_.end()) finer *= 2;
-        if (finer < intervals_) finer *= 2;
-        const std::vector<double>& source = finer == intervals_ ? nodes_ : masses_[finer];
-        if (intervals != intervals_) masses_[intervals] = restrict_to(source, intervals);
-        slot = std::make_unique<Spectrum>(intervals == intervals_ ? nodes_.data() : masses_[intervals].data(), intervals);
-    }
+    if (!slot) slot = std::make_unique<Spectrum>(masses(intervals).data(), intervals);
     return *slot;
+}
+
+const std::vector<double>& ResidualLevels::masses(std::int64_t intervals) {
+    if (intervals == intervals_) return nodes_;
+    const auto kept = masses_.find(intervals);
+    if (kept != masses_.end()) return kept->second;
+    // Halved level by level from the summary's grid (each halving a fixed
+    // stencil, every level kept): O(G) in all, and a level's masses do not
+    // depend on which levels were asked for before.
+    const bool nested = intervals_ % intervals == 0 && ((intervals_ / intervals) & (intervals_ / intervals - 1)) == 0;
+    std::vector<double> coarse = rebin_nodes(nested ? masses(2 * intervals) : nodes_, intervals);
+    return masses_.emplace(intervals, std::move(coarse)).first->second;
 }
 
 double ResidualLevels::integral(double sigma) {

@@ -27,10 +27,11 @@ public:
 
 private:
     const Spectrum& level(std::int64_t intervals);
+    const std::vector<double>& masses(std::int64_t intervals);  // node masses on a coarser grid
     std::vector<double> nodes_;
     std::int64_t intervals_;
     std::map<std::int64_t, std::unique_ptr<Spectrum>> levels_;
-    std::map<std::int64_t, std::vector<double>> masses_;  // node masses of the coarser levels
+    std::map<std::int64_t, std::vector<double>> masses_;  // node masses of the coarser levels (halved, kept)
     std::vector<double> values_, antiderivative_;
 };
 

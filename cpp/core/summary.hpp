@@ -93,6 +93,30 @@ std::vector<double> rebin_nodes(const std::vector<double>& fine, std::int64_t co
 
 // Spreads one cell's power sums onto nodes cell−1..cell+2 with the adjoint of
 // cubic Lagrange interpolation (reflected at 0 and 1: K̃σ(t, −x) = K̃σ(t, x)).
-void spread_cubic(std::vector<double>& node, std::int64_t cell, const double (&moments)[4]);
+// Inline: it runs once per occupied cell in every pass and restriction.
+inline void spread_cubic(std::vector<double>& node, std::int64_t cell, const double (&m)[4]) {
+    constexpr double kSixth = 1.0 / 6.0;
+    const double w_before = -(m[3] - 3.0 * m[2] + 2.0 * m[1]) * kSixth;
+    const double w_left = (m[3] - 2.0 * m[2] - m[1] + 2.0 * m[0]) * 0.5;
+    const double w_right = -(m[3] - m[2] - 2.0 * m[1]) * 0.5;
+    const double w_after = (m[3] - m[1]) * kSixth;
+    const std::int64_t last = static_cast<std::int64_t>(node.size()) - 1;
+    if (cell >= 1 && cell + 2 <= last) {  // interior: no reflection needed
+        double* n = node.data() + cell;
+        n[-1] += w_before;
+        n[0] += w_left;
+        n[1] += w_right;
+        n[2] += w_after;
+        return;
+    }
+    // Nodes −1 and G+1 lie outside [0, 1]; their mass goes to the mirror images 1 and G−1.
+    auto at = [&](std::int64_t j) -> double& {
+        return node[static_cast<std::size_t>(j < 0 ? -j : (j > last ? 2 * last - j : j))];
+    };
+    at(cell - 1) += w_before;
+    at(cell) += w_left;
+    at(cell + 1) += w_right;
+    at(cell + 2) += w_after;
+}
 
 }  // namespace smoothece

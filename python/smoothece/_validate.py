@@ -78,6 +78,8 @@ def array(x: Any, name: str) -> np.ndarray:
     object arrays of bools and numbers are converted. Masked or missing
     values raise :class:`InputError` naming the first and how many.
     """
+    if type(x) is np.ndarray and x.dtype.kind in "biuf":  # the common case, first
+        return x
     if x is None:
         raise TypeError(f"{name} must be an array of numbers, got None")
     if isinstance(x, (str, bytes)):
