@@ -12,17 +12,19 @@ from __future__ import annotations
 import json
 import math
 import os
+import queue
 import stat
 import sys
 import tempfile
+import threading
 import warnings
 from contextlib import contextmanager
-from typing import List, Optional
+from typing import Iterator, List, Optional
 
 import numpy as np
 
 from .. import _validate
-from .._errors import InputError
+from .._errors import InputError, ResolutionWarning
 from .errors import EXIT_OK, CLIError, usage_error
 from .progress import Status, dash, one_line
 from .tables import DEFAULT_CHUNKSIZE, DEFAULT_GROUPED_CHUNKSIZE, ROLES, Chunk, Table, open_table
@@ -74,7 +76,7 @@ def read_table(table: Table, *, metric: str = "l1", clip=False, resolution: Opti
     # costs seconds (bench/cli_bench.py).
     groups = GroupedSketch(resolution, metric) if grouped else None
     parts = []
-    chunks = table.chunks()
+    chunks = read_ahead(table.chunks())
     for chunk in chunks:
         if chunk.missing:
             raise _missing_error(table, chunk, chunks)
@@ -93,6 +95,52 @@ def read_table(table: Table, *, metric: str = "l1", clip=False, resolution: Opti
         raise CLIError(f"{table.name}: the weights in column {table.columns['weights']!r} sum to zero; at least one "
                        f"must be positive")
     return Reading(table, sketch, groups, parts)
+
+
+def read_ahead(chunks: Iterator[Chunk]) -> Iterator[Chunk]:
+    """The chunks, the next one read in a thread while the caller works on this one.
+
+    pyarrow parses without the GIL and the sketches update without it, so on
+    two cores reading and updating overlap (with --by, the groups' sketches
+    cost about as much as the parsing). Errors of the reader are raised here,
+    in order; closing this generator stops the reader."""
+    ready: queue.Queue = queue.Queue(maxsize=1)
+    stop = threading.Event()
+    end = object()
+
+    def put(item) -> bool:
+        while not stop.is_set():
+            try:
+                ready.put(item, timeout=0.1)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def read() -> None:
+        try:
+            for chunk in chunks:
+                if not put(chunk):
+                    return
+            put(end)
+        except BaseException as err:  # handed to the caller, which raises it
+            put(err)
+        finally:
+            chunks.close()
+
+    reader = threading.Thread(target=read, name="smoothece-reader", daemon=True)
+    reader.start()
+    try:
+        while True:
+            item = ready.get()
+            if item is end:
+                return
+            if isinstance(item, BaseException):
+                raise item
+            yield item
+    finally:
+        stop.set()
+        reader.join()
 
 
 # -- errors placed in the file ----------------------------------------------------------------------------------
@@ -226,7 +274,11 @@ def collected_warnings(notes: List[str]):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         yield
-    notes.extend(one_line(w.message) for w in caught)
+    for w in caught:
+        note = one_line(w.message)
+        if issubclass(w.category, ResolutionWarning):
+            note += " (here: a larger --resolution, up to 4194304)"
+        notes.append(note)
 
 
 def print_warnings(notes: List[str]) -> None:

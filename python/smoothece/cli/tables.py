@@ -32,10 +32,11 @@ from .progress import Progress, one_line
 NA_TOKENS = ("", "NA", "N/A", "n/a", "na", "NaN", "nan", "NAN", "-nan", "-NaN", "null", "NULL", "Null", "None",
              "#N/A", "<NA>")
 
-#: Rows read at a time, unless --chunksize says otherwise. Each chunk costs a
-#: fixed overhead per group in a grouped sketch, so grouping reads more at once.
-DEFAULT_CHUNKSIZE = 1_000_000
-DEFAULT_GROUPED_CHUNKSIZE = 4_000_000
+#: Rows per chunk, unless --chunksize says otherwise. A sketch update has a
+#: fixed cost (about 2 ms; per group in a grouped sketch), so chunks are not
+#: small; memory grows with them, so they are not large either.
+DEFAULT_CHUNKSIZE = 200_000
+DEFAULT_GROUPED_CHUNKSIZE = 2_000_000
 
 #: The library's names of the columns (its error messages and InputError.argument use them).
 ROLES = ("f", "y", "weights", "groups")
@@ -478,6 +479,21 @@ class CSVTable(Table):
         return CLIError(f"{self.name} line {self.header_line + number}: {fields}, but the header has {expected}"
                         f"{detail}")
 
+    def _gathered(self, batches: list, columns: List[int]) -> Optional[Chunk]:
+        """One chunk of consecutive batches (``columns``: each role's column in them)."""
+        pa = self.pa
+        start = self.rows
+        self.rows += sum(b.num_rows for b in batches)
+        cols, nulls = {}, {}
+        for role, k in zip(self.columns, columns):
+            parts = [b.column(k) for b in batches]
+            arr = self._convert(role, parts[0] if len(parts) == 1 else pa.concat_arrays(parts), start)
+            cols[role] = _to_numpy(pa, arr)
+            mask = _null_mask(arr)
+            if mask is not None:
+                nulls[role] = mask
+        return self._chunk(cols, nulls, start)
+
     def chunks(self) -> Iterator[Chunk]:
         pa = self.pa
         pacsv = pa.csv
@@ -492,10 +508,11 @@ class CSVTable(Table):
             # pyarrow gets names of its own: the header's may repeat among the columns not used.
             fields = [f"f{i}" for i in range(len(names))]
             used = sorted(set(positions.values()))
-            # pyarrow reads blocks of bytes: size them for about chunksize rows, from the first rows' length
-            # (at least 64 kB, so that a longer row later on still fits in a block).
-            per_row = len(head) / max(1, head.count(b"\n")) if head else 64.0
-            block = int(min(256 << 20, max(1 << 16, per_row * self.chunksize)))
+            # pyarrow's reader holds tens of times its block of bytes in memory, so the blocks stay small
+            # (1 MB at most; 64 kB at least, so that a longer row later on still fits) and the batches
+            # are gathered into chunks of chunksize rows (each sketch update has a cost of its own).
+            per_row = len(head) / max(1, head.count(b"\n"))
+            block = int(min(1 << 20, max(1 << 16, per_row * self.chunksize)))
             try:
                 reader = pacsv.open_csv(
                     _AfterHeader(raw, head),
@@ -507,25 +524,24 @@ class CSVTable(Table):
                         include_columns=[fields[i] for i in used],
                         column_types={fields[i]: pa.binary() for i in used},
                         null_values=list(NA_TOKENS), strings_can_be_null=True, quoted_strings_can_be_null=True))
+                batches, rows = [], 0
                 while True:
                     try:
                         batch = reader.read_next_batch()
                     except StopIteration:
+                        batch = None
+                    if batch is not None:
+                        batches.append(batch)
+                        rows += batch.num_rows
+                    if rows and (rows >= self.chunksize or batch is None):
+                        chunk = self._gathered(batches, [used.index(positions[r]) for r in positions])
+                        batches, rows = [], 0
+                        if progress is not None:
+                            progress.update(counted.tell() if counted is not None else 0, self.rows)
+                        if chunk is not None:
+                            yield chunk
+                    if batch is None:
                         break
-                    start = self.rows
-                    self.rows += batch.num_rows
-                    cols, nulls = {}, {}
-                    for role, pos in positions.items():
-                        arr = self._convert(role, batch.column(used.index(pos)), start)
-                        cols[role] = _to_numpy(pa, arr)
-                        mask = _null_mask(arr)
-                        if mask is not None:
-                            nulls[role] = mask
-                    if progress is not None:
-                        progress.update(counted.tell() if counted is not None else 0, self.rows)
-                    chunk = self._chunk(cols, nulls, start)
-                    if chunk is not None:
-                        yield chunk
             except pa.ArrowInvalid as err:
                 raise self._parse_error(err) from None
             except (*_READ_ERRORS, pa.ArrowException) as err:
