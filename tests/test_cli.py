@@ -427,6 +427,23 @@ def test_error(error_runs, case):
     assert_error(proc, code, *needles)
 
 
+def test_line_breaks_inside_quotes_are_reported(tmp_path):
+    """A quoted field may run over line breaks (legal CSV), and a quote left open swallows the lines
+    after it: either way lines are not rows, which the output says instead of losing rows silently."""
+    legal = tmp_path / "legal.csv"
+    legal.write_text('p,y,note\n0.5,1,"two\nlines"\n0.25,0,"a,b"\n0.75,1,"say ""hi"""\n')
+    unclosed = tmp_path / "unclosed.csv"
+    unclosed.write_text('p,y,note\n0.5,1,"oops\n0.25,0,x\n0.75,1,y\n')
+    out = ok_json(run("score", legal, "--pred", "p", "--label", "y", "--json"))
+    assert out["n"] == 3 and out["warnings"] == ["legal.csv: 1 line break is inside quoted fields, so its 5 lines "
+                                                 "hold 3 rows (a quote left open swallows the lines after it); line "
+                                                 "numbers given count a row as one line"]
+    proc = run("score", unclosed, "--pred", "p", "--label", "y")
+    assert proc.returncode == 0 and proc.stdout.startswith("smECE = 0.500, n = 1,")
+    assert proc.stderr.startswith("smoothece: warning: unclosed.csv: 2 line breaks are inside quoted fields, so its "
+                                  "4 lines hold 1 row")
+
+
 def test_a_duplicated_column_that_is_not_used_is_fine(files):
     out = ok_json(run("score", files["dup_unused.csv"], "--pred", "p", "--label", "y", "--json"))
     assert out["n"] == 2

@@ -417,7 +417,7 @@ def cmd_score(args) -> int:
     reading = read_table(table, metric=args.metric, clip=args.clip, resolution=args.resolution,
                          grouped=args.by is not None)
     seed = _seed(args, args.ci or args.test)
-    notes: List[str] = []
+    notes = list(table.warnings)
     with collected_warnings(notes):
         overall = Overall(reading.sketch, ci=args.ci, n_boot=args.n_boot, level=args.level, test=args.test,
                           n_sim=args.n_sim, seed=seed)
@@ -535,7 +535,7 @@ def cmd_plot(args) -> int:
     reading = read_table(table, metric=args.metric, clip=args.clip, resolution=args.resolution,
                          grouped=args.by is not None, collect=args.binned)
     seed = _seed(args, args.n_boot > 0 or args.test or args.consistency)
-    notes: List[str] = []
+    notes = list(table.warnings)
     title = args.title if args.title is not None else _default_title(args, reading.sketch.n)
     if args.by is not None:
         with collected_warnings(notes):

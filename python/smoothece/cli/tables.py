@@ -139,6 +139,7 @@ class Table:
         self.show_progress = progress
         self.dropped = 0  # rows skipped for missing values (with dropna)
         self.rows = 0  # records read so far (kept or dropped)
+        self.warnings: List[str] = []  # what the reader noticed but did not refuse
 
     def chunks(self) -> Iterator[Chunk]:  # pragma: no cover - each reader has its own
         raise NotImplementedError
@@ -328,11 +329,17 @@ class _AfterHeader:
 
     closed = False
 
+    @property
+    def lines(self) -> int:
+        """Lines after the header so far (the last one may lack its line break)."""
+        return self.newlines + (0 if self._after_newline else 1)
+
     def __init__(self, raw, head: bytes):
         self._raw = raw
         self._unmarked = head  # bytes read but not yet scanned (the rest of the header's block; a trailing \r)
         self._ready = b""  # scanned bytes not yet returned
         self._after_newline = True  # the header line ended with a newline
+        self.newlines = 0  # line breaks after the header
 
     def readable(self) -> bool:
         return True
@@ -366,6 +373,7 @@ class _AfterHeader:
             return data
         a = np.frombuffer(data, dtype=np.uint8)
         newline = a == 10
+        self.newlines += int(np.count_nonzero(newline))
         after_newline = self._after_newline
         self._after_newline = bool(newline[-1])
         # Quick test: a newline followed by \n or \r (rare in data), or an empty first line.
@@ -513,9 +521,10 @@ class CSVTable(Table):
             # are gathered into chunks of chunksize rows (each sketch update has a cost of its own).
             per_row = len(head) / max(1, head.count(b"\n"))
             block = int(min(1 << 20, max(1 << 16, per_row * self.chunksize)))
+            stream = _AfterHeader(raw, head)
             try:
                 reader = pacsv.open_csv(
-                    _AfterHeader(raw, head),
+                    stream,
                     # One thread: then pyarrow numbers the rows it refuses (the handler's row.number).
                     read_options=pacsv.ReadOptions(column_names=fields, block_size=block, use_threads=False),
                     parse_options=pacsv.ParseOptions(delimiter=delim, ignore_empty_lines=False,
@@ -542,6 +551,14 @@ class CSVTable(Table):
                             yield chunk
                     if batch is None:
                         break
+                extra = stream.lines - self.rows - len(self._skipped)
+                if extra > 0:
+                    # pyarrow lets a quoted field run over line breaks: legal CSV, but then lines are not rows
+                    # (and a quote left open swallows the lines after it).
+                    self.warnings.append(
+                        f"{self.name}: {extra:,} line break{'s are' if extra > 1 else ' is'} inside quoted fields, "
+                        f"so its {stream.lines + self.header_line:,} lines hold {self.rows:,} row{'s' if self.rows != 1 else ''} (a quote left "
+                        f"open swallows the lines after it); line numbers given count a row as one line")
             except pa.ArrowInvalid as err:
                 raise self._parse_error(err) from None
             except (*_READ_ERRORS, pa.ArrowException) as err:
