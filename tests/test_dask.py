@@ -13,7 +13,7 @@ import dask  # noqa: E402
 from dask.delayed import Delayed  # noqa: E402
 
 import smoothece  # noqa: E402
-from smoothece import CalibrationSketch  # noqa: E402
+from smoothece import CalibrationSketch, GroupedSketch, InputError  # noqa: E402
 from smoothece.dask import (  # noqa: E402
     sketch_from_dask,
     sketch_from_dask_dataframe,
@@ -133,31 +133,113 @@ def test_clip_and_dataframe_dtypes():
                - smoothece.smece(np.clip(f, 0, 1)[keep], y[keep])) <= GRID_TOL
 
 
+def test_logit_metric_per_chunk(data):
+    f, y, w = data
+    F = da.from_array(f, chunks=N // 5)
+    sketch = sketch_from_dask(F, y, w, metric="logit", scheduler="threads")
+    ref = CalibrationSketch(metric="logit").update(f, y, w)
+    assert sketch.metric == "logit" and abs(sketch.smece() - ref.smece()) <= 1e-12
+    df = dd.from_pandas(pd.DataFrame({"p": f, "y": y}), npartitions=3)
+    assert abs(smece_dask_dataframe(df, "p", "y", metric="logit", scheduler="synchronous")
+               - CalibrationSketch(metric="logit").update(f, y).smece()) <= 1e-12
+    assert abs(smece_dask(F, y, metric="logit", scheduler="synchronous")
+               - smoothece.smece(f, y, metric="logit")) <= GRID_TOL
+    with pytest.raises(ValueError, match="metric must be 'l1' or 'logit'"):
+        sketch_from_dask(F, y, metric="l2")
+
+
+# -- grouped ---------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def grouped_frame(data):
+    f, y, w = data
+    rng = np.random.default_rng(5)
+    region = np.array(["north", "south", "east", "west"])[rng.integers(0, 4, N)]
+    day = np.datetime64("2024-01-01") + rng.integers(0, 30, N).astype("timedelta64[D]")
+    return pd.DataFrame({"p": f, "y": y, "w": w, "region": region, "day": day, "tier": rng.integers(0, 3, N)})
+
+
+@pytest.mark.parametrize("scheduler", SCHEDULERS)
+def test_grouped_equals_smece_by_group_on_the_computed_dataframe(grouped_frame, scheduler):
+    ddf = dd.from_pandas(grouped_frame, npartitions=7)
+    for by, weight in (("region", "w"), ("day", None), ("tier", None)):
+        sketch = sketch_from_dask_dataframe(ddf, "p", "y", weight, by=by, scheduler=scheduler, split_every=3)
+        assert isinstance(sketch, GroupedSketch)
+        got = sketch.smece_by_group(n_boot=0)
+        pdf = ddf.compute()
+        ref = smoothece.smece_by_group(pdf["p"], pdf["y"], pdf[by], weights=None if weight is None else pdf[weight])
+        np.testing.assert_array_equal(got.keys, ref.keys)
+        np.testing.assert_array_equal(got.n, ref.n)
+        # sketches keep predictions to 2^-40: a group's sigma* moves by ~1e-12, far inside 1e-9
+        np.testing.assert_allclose(got.smece, ref.smece, rtol=0, atol=1e-9)
+        assert got.ordered == ref.ordered == (by != "region")
+        if scheduler == "processes":
+            break  # (one process pool per test keeps the file fast)
+
+
+def test_grouped_keys_logit_empty_partitions_and_delayed(grouped_frame):
+    pdf = grouped_frame.assign(region=grouped_frame["region"].astype("category"))
+    ddf = dd.from_pandas(pdf, npartitions=4)
+    part = ddf[ddf.tier != 1]  # partitions keep their count, some rows (and groups' rows) gone
+    keep = pdf[pdf.tier != 1]
+    delayed = sketch_from_dask_dataframe(part, "p", "y", by="region", metric="logit", compute=False)
+    assert isinstance(delayed, Delayed)
+    (sketch,) = dask.compute(delayed, scheduler="synchronous")
+    got = sketch.smece_by_group()
+    ref = smoothece.smece_by_group(keep["p"], keep["y"], keep["region"], metric="logit")
+    assert got.metric == "logit" and sorted(got.keys.tolist()) == sorted(ref.keys.tolist())
+    for key, value in zip(got.keys.tolist(), got.smece):
+        assert abs(value - ref.smece[ref.keys.tolist().index(key)]) <= 1e-9
+    empty = ddf[ddf.p > 2]
+    assert len(sketch_from_dask_dataframe(empty, "p", "y", by="region", scheduler="synchronous")) == 0
+
+
+def test_grouped_errors_name_the_partition_column_and_index_label(grouped_frame):
+    bad = grouped_frame.copy()
+    bad.loc[bad.index[120_003], "p"] = 1.5
+    with pytest.raises(InputError, match=r"column 'p': f\[\d+\] = 1\.5: predictions.*Dask partition 2.*index "
+                                         r"label 120003 of the dataframe") as info:
+        sketch_from_dask_dataframe(dd.from_pandas(bad, npartitions=4), "p", "y", by="region",
+                                   scheduler="synchronous")
+    assert info.value.argument == "f" and info.value.value == 1.5
+    keys = grouped_frame.assign(g=grouped_frame["tier"].astype(float))
+    keys.loc[keys.index[7], "g"] = np.nan
+    with pytest.raises(InputError, match=r"column 'g': groups\[7\] is missing.*Dask partition 0.*index label 7"):
+        sketch_from_dask_dataframe(dd.from_pandas(keys, npartitions=4), "p", "y", by="g", scheduler="synchronous")
+    with pytest.raises(ValueError, match=r"by='nope' is not a column of df"):
+        sketch_from_dask_dataframe(dd.from_pandas(keys, npartitions=2), "p", "y", by="nope")
+
+
 # -- errors --------------------------------------------------------------------
 def test_bad_values_name_the_chunk_and_row(data):
     f, y, _ = data
     bad = f.copy()
     bad[150_001] = 1.5
     bad[150_007] = np.nan
-    with pytest.raises(ValueError, match=r"f\[1\] = 1\.5: predictions.*2 of 50000 values in f bad.*Dask chunk 3 "
-                                         r"\(rows 150000 to 199999\).*row 150001 of the whole array"):
+    with pytest.raises(InputError, match=r"f\[1\] = 1\.5: predictions.*2 of 50000 values in f bad.*Dask chunk 3 "
+                                         r"\(rows 150000 to 199999\).*row 150001 of the whole array") as info:
         smece_dask(da.from_array(bad, chunks=N // 4), y, scheduler="synchronous")
+    err = info.value
+    assert (err.argument, err.index, err.value, err.count, err.size) == ("f", 150_001, 1.5, 2, 50_000)
     before = bad.copy()
-    with pytest.raises(ValueError, match=r"column 'score': f\[1\] = 1\.5.*Dask partition 3.*index label 150001"):
+    with pytest.raises(InputError, match=r"column 'score': f\[1\] = 1\.5.*Dask partition 3.*index label 150001"):
         smece_dask_dataframe(dd.from_pandas(pd.DataFrame({"score": bad, "y": y}), npartitions=4), "score", "y",
                              scheduler="synchronous")
     np.testing.assert_array_equal(bad, before)
     labels = y.astype(np.int64)
     labels[10] = 2
-    with pytest.raises(ValueError, match=r"y\[10\] = 2: labels must be 0 or 1.*Dask chunk 0.*row 10 of the whole"):
+    with pytest.raises(InputError, match=r"y\[10\] = 2: labels must be 0 or 1.*Dask chunk 0.*row 10 of the whole"):
         smece_dask(da.from_array(f, chunks=N // 4), labels, scheduler="threads")
     w = np.ones(N)
     w[N - 1] = -1.0
-    with pytest.raises(ValueError, match=r"weights\[49999\] = -1.*row 199999 of the whole array"):
+    with pytest.raises(InputError, match=r"weights\[49999\] = -1.*row 199999 of the whole array") as info:
         smece_dask(da.from_array(f, chunks=N // 4), y, w, scheduler="synchronous")
+    assert info.value.index == N - 1
     pdf = pd.DataFrame({"p": pd.array([0.1, None, 0.3], dtype="Float64"), "y": [0, 1, 1]})
-    with pytest.raises(ValueError, match=r"column 'p': f\[1\] = nan"):
+    with pytest.raises(InputError, match=r"column 'p': f\[1\] = nan"):
         smece_dask_dataframe(dd.from_pandas(pdf, npartitions=1), "p", "y", scheduler="synchronous")
+    # The library's hints survive: percentages.
+    with pytest.raises(InputError, match=r"look like percentages: divide them by 100 \[in Dask chunk \d"):
+        smece_dask(da.from_array(100 * f, chunks=N // 4), y, scheduler="synchronous")
 
 
 def test_argument_errors(data):

@@ -274,33 +274,51 @@ def _is_binary(a: np.ndarray) -> bool:
     return a.dtype.kind == "b" or bool(np.all((a == 0) | (a == 1)))
 
 
-def with_hint(err: InputError, f: np.ndarray, y: np.ndarray, clip: Any = False) -> InputError:
-    """The core's error with what the values suggest added: percentages,
-    logits, −1/+1 labels, or f and y swapped. Computed on the error path only."""
-    hint = None
-    if err.argument == "f":
+def clippable(f: np.ndarray) -> bool:
+    """Whether every prediction is finite and within :data:`CLIP_TOLERANCE` of [0, 1]
+    (so that ``clip=True`` would accept them all)."""
+    span = _finite_range(f)
+    if span is None or (f.dtype.kind == "f" and not bool(np.all(np.isfinite(f)))):
+        return False
+    return span[0] >= -CLIP_TOLERANCE and span[1] <= 1.0 + CLIP_TOLERANCE
+
+
+def value_hint(argument: str, f: np.ndarray, y: np.ndarray) -> Optional[str]:
+    """What refused values suggest, other than clipping: percentages, logits,
+    −1/+1 labels, or f and y swapped; None when nothing."""
+    if argument == "f":
         span = _finite_range(f)
-        if span is not None:
-            lo, hi = span
-            all_finite = f.dtype.kind != "f" or bool(np.all(np.isfinite(f)))
-            above = float(np.mean(f > 1.0))
-            if all_finite and lo >= -CLIP_TOLERANCE and hi <= 1.0 + CLIP_TOLERANCE:
-                if clip_range(clip) == (0.0, 1.0):
-                    hint = f"pass clip=True to clamp values within {CLIP_TOLERANCE} of [0, 1]"
-            elif lo >= 0.0 and 1.0 < hi <= 100.0 and (hi > 5.0 or above > 0.5):
-                hint = f"values up to {hi:g} look like percentages: divide them by 100"
-            elif lo < 0.0 and hi > 1.0:
-                hint = ("values below 0 and above 1 look like logits (log-odds): apply the logistic function "
-                        "(scipy.special.expit) first; metric='logit' still takes probabilities")
-    elif err.argument == "y":
+        if span is None or clippable(f):
+            return None
+        lo, hi = span
+        above = float(np.mean(f > 1.0))
+        if lo >= 0.0 and 1.0 < hi <= 100.0 and (hi > 5.0 or above > 0.5):
+            return f"values up to {hi:g} look like percentages: divide them by 100"
+        if lo < 0.0 and hi > 1.0:
+            return ("values below 0 and above 1 look like logits (log-odds): apply the logistic function "
+                    "(scipy.special.expit) first; metric='logit' still takes probabilities")
+    elif argument == "y":
         span = _finite_range(y)
-        if span is not None:
-            lo, hi = span
-            if np.all((y == -1) | (y == 1)):
-                hint = "labels -1/+1: pass y > 0 (or (y + 1) // 2) for 0/1 labels"
-            elif lo >= 0.0 and hi <= 1.0 and _is_binary(f):
-                hint = ("y holds probabilities and f holds 0/1 values: the arguments look swapped; smoothece takes "
-                        "(f, y) = (predictions, labels), unlike scikit-learn's (y_true, y_prob)")
+        if span is None:
+            return None
+        lo, hi = span
+        if np.all((y == -1) | (y == 1)):
+            return "labels -1/+1: pass y > 0 (or (y + 1) // 2) for 0/1 labels"
+        if lo >= 0.0 and hi <= 1.0 and _is_binary(f):
+            return ("y holds probabilities and f holds 0/1 values: the arguments look swapped; smoothece takes "
+                    "(f, y) = (predictions, labels), unlike scikit-learn's (y_true, y_prob)")
+    return None
+
+
+def with_hint(err: InputError, f: np.ndarray, y: np.ndarray, clip: Any = False) -> InputError:
+    """The core's error with what the values suggest added: clipping (when it
+    would accept them all), percentages, logits, −1/+1 labels, or f and y
+    swapped. Computed on the error path only."""
+    if err.argument == "f" and clippable(f):
+        hint = f"pass clip=True to clamp values within {CLIP_TOLERANCE} of [0, 1]" if clip_range(clip) == (0.0, 1.0) \
+            else None
+    else:
+        hint = value_hint(err.argument, f, y)
     if hint is None:
         return err
     return InputError(f"{err}; {hint}", err.argument, -1 if err.index is None else err.index, err.value, err.count,

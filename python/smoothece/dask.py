@@ -1,11 +1,17 @@
 """SmoothECE of Dask arrays and dataframes: one sketch per chunk, merged in a tree.
 
 Every chunk (or partition) is summarized by its own :class:`CalibrationSketch`
-where it lives; the sketches (about 48·resolution bytes each, whatever the
-chunk size) are merged pairwise, ``split_every`` at a time, in a tree of
-:func:`dask.delayed` tasks, and the merged sketch answers every question the
-array functions answer. Merging is exact up to the rounding of the sums, so
-the result equals the one-machine result on the same data to ~1e-15.
+(in either metric) where it lives, or, grouped by a column, by its own
+:class:`GroupedSketch`; the sketches (at most about 40·resolution bytes per
+sketch, whatever the chunk size) are merged ``split_every`` at a time in a
+tree of :func:`dask.delayed` tasks, and the merged sketch answers every
+question the array functions answer. Merging is exact up to the rounding of
+the sums, so the result equals the one-machine result on the same data to
+~1e-15.
+
+A bad value is reported as the library reports it, with where it is added:
+the chunk and the row of the whole array, or the partition, the column and
+the dataframe's index label (from the error's fields, never its message).
 
 Requires the optional extra: ``pip install "smoothece[dask]"``. Dask is
 imported when these functions are called, never by ``import smoothece``.
@@ -15,12 +21,13 @@ pickle for the ``"processes"`` scheduler and ``dask.distributed``.
 
 from __future__ import annotations
 
-import re
 from typing import Any, Optional, Union
 
 import numpy as np
 
 from . import _validate
+from ._errors import InputError
+from .groups import GroupedSketch
 from .sketch import DEFAULT_RESOLUTION, CalibrationSketch
 
 __all__ = [
@@ -48,26 +55,25 @@ def _import_dask():
 # ----------------------------------------------------------------------------
 # tasks (module level: they pickle by reference for the processes scheduler)
 # ----------------------------------------------------------------------------
-_INDEX = re.compile(r"^(\w+)\[(\d+)\]")
+def _placed(err: InputError, where: str, index: Optional[int], position: Optional[str],
+            column: Optional[str] = None) -> InputError:
+    """The library's error with where it happened added: the chunk or partition, and the
+    bad row's place in the whole collection. ``index`` becomes the error's index."""
+    prefix = "" if column is None else f"column {column!r}: "
+    extra = "" if err.index is None else f"; index and counts are within it; {position}"
+    return InputError(f"{prefix}{err} [in {where}{extra}]", err.argument, -1 if index is None else index,
+                      err.value, err.count, err.size)
 
 
-def _locate(err: ValueError, where: str, position, prefix: str = "") -> ValueError:
-    """The core's ValueError with the chunk and the global position of the bad row added."""
-    msg = str(err)
-    m = _INDEX.match(msg)
-    extra = "" if m is None else f"; {position(int(m.group(2)))}"
-    return ValueError(f"{prefix}{msg} [in {where}; index and counts are within it{extra}]")
-
-
-def _chunk_sketch(f, y, w, resolution: int, clip, index: int, start: int) -> CalibrationSketch:
-    sketch = CalibrationSketch(resolution)
+def _chunk_sketch(f, y, w, resolution: int, metric: str, clip, index: int, start: int) -> CalibrationSketch:
+    sketch = CalibrationSketch(resolution, metric)
     if len(f):
         try:
             sketch.update(f, y, w, clip=clip, threads=1)
-        except ValueError as err:
-            stop = start + len(f)
-            raise _locate(err, f"Dask chunk {index} (rows {start} to {stop - 1})",
-                          lambda i: f"row {start + i} of the whole array") from None
+        except InputError as err:
+            row = None if err.index is None else start + err.index
+            raise _placed(err, f"Dask chunk {index} (rows {start} to {start + len(f) - 1})", row,
+                          f"row {row} of the whole array") from None
     return sketch
 
 
@@ -83,22 +89,23 @@ def _label(v):
     return v.item() if isinstance(v, np.generic) else v
 
 
-def _partition_sketch(part, pred: str, label: str, weight: Optional[str], resolution: int, clip,
-                      index: int) -> CalibrationSketch:
-    sketch = CalibrationSketch(resolution)
+def _partition_sketch(part, pred: str, label: str, weight: Optional[str], by: Optional[str], resolution: int,
+                      metric: str, clip, index: int):
+    """The partition's CalibrationSketch, or its GroupedSketch when ``by`` names the key column."""
+    sketch = CalibrationSketch(resolution, metric) if by is None else GroupedSketch(resolution, metric)
     if len(part):
         f = _column(part, pred)
         y = _column(part, label)
         w = None if weight is None else _column(part, weight)
         try:
-            sketch.update(f, y, w, clip=clip, threads=1)
-        except ValueError as err:
-            names = {"f": pred, "y": label, "weights": weight}
-            m = _INDEX.match(str(err))
-            prefix = f"column {names[m.group(1)]!r}: " if m is not None and m.group(1) in names else ""
-            where = f"Dask partition {index}"
-            raise _locate(err, where, lambda i: f"index label {_label(part.index[i])!r} of the dataframe",
-                          prefix) from None
+            if by is None:
+                sketch.update(f, y, w, clip=clip, threads=1)
+            else:
+                sketch.update(f, y, part[by], w, clip=clip, threads=1)
+        except InputError as err:
+            column = {"f": pred, "y": label, "weights": weight, "groups": by}.get(err.argument)
+            where = None if err.index is None else f"index label {_label(part.index[err.index])!r} of the dataframe"
+            raise _placed(err, f"Dask partition {index}", err.index, where, column) from None
     return sketch
 
 
@@ -106,6 +113,14 @@ def _merge(*sketches: CalibrationSketch) -> CalibrationSketch:
     """A new sketch: the sum of the given ones (the inputs are left unchanged)."""
     out = sketches[0].copy()
     for s in sketches[1:]:
+        out.merge(s)
+    return out
+
+
+def _merge_groups(resolution: int, metric: str, *sketches: GroupedSketch) -> GroupedSketch:
+    """A new grouped sketch: the sum of the given ones, group by group (the inputs are left unchanged)."""
+    out = GroupedSketch(resolution, metric)
+    for s in sketches:
         out.merge(s)
     return out
 
@@ -123,17 +138,18 @@ def _split_every(split_every: Any) -> int:
     return int(split_every)
 
 
-def _check_settings(resolution: Any, clip: Any) -> None:
-    CalibrationSketch(resolution)  # TypeError/ValueError for a bad resolution, here rather than in a task
+def _check_settings(resolution: Any, metric: Any, clip: Any) -> None:
+    CalibrationSketch(resolution, metric)  # errors for a bad resolution or metric, here rather than in a task
     _validate.clip_range(clip)
 
 
-def _tree(dask, leaves: list, split_every: int):
-    """Pairwise (``split_every``-wise) tree of delayed merges; returns the root."""
-    merge = dask.delayed(_merge, pure=True)
+def _tree(dask, leaves: list, split_every: int, merge=_merge, *settings):
+    """A tree of delayed merges, ``split_every`` sketches per task (``merge(*settings, *sketches)``);
+    returns the root."""
+    task = dask.delayed(merge, pure=True)
     level = list(leaves)
     while len(level) > 1:
-        level = [merge(*level[i:i + split_every]) if len(level[i:i + split_every]) > 1 else level[i]
+        level = [task(*settings, *level[i:i + split_every]) if len(level[i:i + split_every]) > 1 else level[i]
                  for i in range(0, len(level), split_every)]
     return level[0]
 
@@ -196,6 +212,7 @@ def sketch_from_dask(
     y: Any,
     weights: Any = None,
     *,
+    metric: str = "l1",
     resolution: int = DEFAULT_RESOLUTION,
     clip: Union[bool, float] = False,
     split_every: Optional[int] = None,
@@ -213,6 +230,8 @@ def sketch_from_dask(
         array is chunked like ``f``).
     weights : dask.array.Array or array_like, shape (n,), optional
         Non-negative finite weights, rechunked like ``y``.
+    metric : {"l1", "logit"}, default "l1"
+        As in :func:`smoothece.smece`: every chunk's sketch is of this metric.
     resolution : int, default 2**15
         Grid cells of every sketch (see :class:`CalibrationSketch`). With the
         default, ``.smece()`` equals ``smoothece.smece(f, y)`` on the same
@@ -240,18 +259,19 @@ def sketch_from_dask(
         ``f`` not a Dask array (a Dask dataframe: use
         :func:`sketch_from_dask_dataframe`); non-numeric dtypes.
     ValueError
-        Not 1-D, length mismatch, unknown chunk sizes, empty input; at compute
-        time, bad values as in :func:`smoothece.smece`, with the chunk, its
-        rows and the bad row's position in the whole array added to the
-        message (index and counts in the core's message are within the chunk
-        that failed first).
+        Not 1-D, length mismatch, unknown chunk sizes, empty input, a bad
+        metric or resolution.
+    smoothece.InputError
+        At compute time, bad values as in :func:`smoothece.smece`, with the
+        chunk, its rows and the bad row's position in the whole array added
+        to the message; its ``index`` is that position (its ``count`` and
+        ``size`` are those of the chunk that failed first).
 
     Notes
     -----
     Each chunk's sketch is built with one thread (Dask supplies the
     parallelism across chunks). Data never leaves its worker: only sketches
-    (about 48·resolution bytes each) travel, and they pickle as their
-    checksummed bytes.
+    travel, and they pickle as their checksummed bytes.
     """
     dask = _import_dask()
     da = dask.array
@@ -260,7 +280,7 @@ def sketch_from_dask(
     w = None if weights is None else _dask_1d(weights, "weights", da, like=f)
     if f.shape[0] == 0:
         raise ValueError("f is empty: at least one prediction is needed")
-    _check_settings(resolution, clip)
+    _check_settings(resolution, metric, clip)
     fan_in = _split_every(split_every)
 
     fd = f.to_delayed().ravel()
@@ -268,7 +288,7 @@ def sketch_from_dask(
     wd = [None] * len(fd) if w is None else w.to_delayed().ravel()
     starts = np.concatenate([[0], np.cumsum(f.chunks[0])[:-1]]).astype(np.int64)
     task = dask.delayed(_chunk_sketch, pure=True)
-    leaves = [task(fd[i], yd[i], wd[i], resolution, clip, i, int(starts[i])) for i in range(len(fd))]
+    leaves = [task(fd[i], yd[i], wd[i], resolution, metric, clip, i, int(starts[i])) for i in range(len(fd))]
     return _finish(dask, _tree(dask, leaves, fan_in), compute, scheduler)
 
 
@@ -278,13 +298,15 @@ def sketch_from_dask_dataframe(
     label: str,
     weight: Optional[str] = None,
     *,
+    by: Optional[str] = None,
+    metric: str = "l1",
     resolution: int = DEFAULT_RESOLUTION,
     clip: Union[bool, float] = False,
     split_every: Optional[int] = None,
     scheduler: Any = None,
     compute: bool = True,
-) -> CalibrationSketch:
-    """A :class:`CalibrationSketch` of columns of a Dask dataframe, one sketch per partition.
+) -> Union[CalibrationSketch, GroupedSketch]:
+    """A sketch of columns of a Dask dataframe, one per partition, merged in a tree.
 
     Parameters
     ----------
@@ -296,22 +318,32 @@ def sketch_from_dask_dataframe(
         Column of outcomes, 0 or 1 (bool, int or float).
     weight : str, optional
         Column of non-negative finite row weights.
-    resolution, clip, split_every, scheduler, compute
+    by : str, optional
+        Column of group keys (numbers, strings, dates, booleans, a pandas
+        categorical): then each partition builds a :class:`GroupedSketch`
+        and the result is their merge, whose ``.smece_by_group()`` answers
+        per group (as :func:`smoothece.smece_by_group` on the computed
+        dataframe, to ~1e-9: sketches keep predictions to 2^-40).
+    metric, resolution, clip, split_every, scheduler, compute
         As in :func:`sketch_from_dask`.
 
     Returns
     -------
-    CalibrationSketch
-        The sketch of all rows (or a Delayed of it when ``compute=False``).
+    CalibrationSketch or GroupedSketch
+        The sketch of all rows, grouped when ``by`` is given (or a Delayed of
+        it when ``compute=False``).
 
     Raises
     ------
     TypeError
         ``df`` not a Dask dataframe; a named column not numeric or bool.
     ValueError
-        A named column missing; at compute time, bad values as in
+        A named column missing.
+    smoothece.InputError
+        At compute time, bad values (or missing group keys) as in
         :func:`smoothece.smece`, naming the column, the partition and the
-        bad row's index label. Pandas nullable columns: missing values (NA)
+        bad row's index label; its ``index``, ``count`` and ``size`` are
+        within the partition. Pandas nullable columns: missing values (NA)
         are refused like NaN.
     """
     dask = _import_dask()
@@ -319,22 +351,25 @@ def sketch_from_dask_dataframe(
 
     if not isinstance(df, dd.DataFrame):
         raise TypeError(f"df must be a dask.dataframe.DataFrame, got {type(df).__module__}.{type(df).__name__}")
-    for arg, col in (("pred", pred), ("label", label), ("weight", weight)):
-        if col is None and arg == "weight":
+    for arg, col in (("pred", pred), ("label", label), ("weight", weight), ("by", by)):
+        if col is None and arg in ("weight", "by"):
             continue
         if col not in df.columns:
             raise ValueError(f"{arg}={col!r} is not a column of df (columns: {list(df.columns)})")
+        if arg == "by":
+            continue  # keys of any kind; the sketch refuses what it cannot group by
         dtype = df[col].dtype
         kind = getattr(dtype, "kind", "O")
         if kind not in "biuf":
             raise TypeError(f"column {col!r} ({arg}) must hold real numbers, got dtype {dtype}")
-    _check_settings(resolution, clip)
+    _check_settings(resolution, metric, clip)
     fan_in = _split_every(split_every)
 
-    parts = df[[c for c in dict.fromkeys((pred, label, weight)) if c is not None]].to_delayed()
+    parts = df[[c for c in dict.fromkeys((pred, label, weight, by)) if c is not None]].to_delayed()
     task = dask.delayed(_partition_sketch, pure=True)
-    leaves = [task(p, pred, label, weight, resolution, clip, i) for i, p in enumerate(parts)]
-    return _finish(dask, _tree(dask, leaves, fan_in), compute, scheduler)
+    leaves = [task(p, pred, label, weight, by, resolution, metric, clip, i) for i, p in enumerate(parts)]
+    root = _tree(dask, leaves, fan_in) if by is None else _tree(dask, leaves, fan_in, _merge_groups, resolution, metric)
+    return _finish(dask, root, compute, scheduler)
 
 
 def smece_dask(
@@ -342,6 +377,7 @@ def smece_dask(
     y: Any,
     weights: Any = None,
     *,
+    metric: str = "l1",
     resolution: int = DEFAULT_RESOLUTION,
     clip: Union[bool, float] = False,
     split_every: Optional[int] = None,
@@ -351,7 +387,7 @@ def smece_dask(
 
     Parameters
     ----------
-    f, y, weights, resolution, clip, split_every, scheduler
+    f, y, weights, metric, resolution, clip, split_every, scheduler
         As in :func:`sketch_from_dask`.
 
     Returns
@@ -362,10 +398,10 @@ def smece_dask(
 
     Raises
     ------
-    TypeError, ValueError
+    TypeError, ValueError, smoothece.InputError
         As in :func:`sketch_from_dask`.
     """
-    return sketch_from_dask(f, y, weights, resolution=resolution, clip=clip, split_every=split_every,
+    return sketch_from_dask(f, y, weights, metric=metric, resolution=resolution, clip=clip, split_every=split_every,
                             scheduler=scheduler).smece()
 
 
@@ -375,6 +411,7 @@ def smece_dask_dataframe(
     label: str,
     weight: Optional[str] = None,
     *,
+    metric: str = "l1",
     resolution: int = DEFAULT_RESOLUTION,
     clip: Union[bool, float] = False,
     split_every: Optional[int] = None,
@@ -384,7 +421,7 @@ def smece_dask_dataframe(
 
     Parameters
     ----------
-    df, pred, label, weight, resolution, clip, split_every, scheduler
+    df, pred, label, weight, metric, resolution, clip, split_every, scheduler
         As in :func:`sketch_from_dask_dataframe`.
 
     Returns
@@ -394,11 +431,11 @@ def smece_dask_dataframe(
 
     Raises
     ------
-    TypeError, ValueError
+    TypeError, ValueError, smoothece.InputError
         As in :func:`sketch_from_dask_dataframe`; also ValueError when the
         dataframe has no rows.
     """
-    sketch = sketch_from_dask_dataframe(df, pred, label, weight, resolution=resolution, clip=clip,
+    sketch = sketch_from_dask_dataframe(df, pred, label, weight, metric=metric, resolution=resolution, clip=clip,
                                         split_every=split_every, scheduler=scheduler)
     if sketch.n == 0:
         raise ValueError("df has no rows: at least one prediction is needed")
