@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <stdexcept>
 
 #include "pool.hpp"
@@ -67,35 +68,41 @@ void Atoms::rescale(int new_exp) {
     weight_exp = new_exp;
 }
 
-void Atoms::merge(const Atoms& other) {
-    if (other.mapping != mapping) throw std::logic_error("merging atoms of different metrics");
-    Atoms b = other;
-    if (total_weight_scaled() == 0.0) rescale(b.weight_exp);
-    else if (b.total_weight_scaled() > 0.0) {
-        const int e = std::min(weight_exp, b.weight_exp);  // the larger weights set the scale
-        rescale(e);
-        b.rescale(e);
+Atoms merged(const Atoms& a, const Atoms& b) {
+    if (a.mapping != b.mapping) throw std::logic_error("merging atoms of different metrics");
+    // The common exponent: the larger weights set the scale (a set without
+    // weight takes the other's). Only a set whose exponent changes is copied.
+    int e = a.weight_exp;
+    if (a.weight_exp != b.weight_exp) {
+        if (a.total_weight_scaled() == 0.0) e = b.weight_exp;
+        else if (b.total_weight_scaled() > 0.0) e = std::min(a.weight_exp, b.weight_exp);
     }
-    b.rescale(weight_exp);
+    std::optional<Atoms> a_scaled, b_scaled;
+    if (a.weight_exp != e) (a_scaled = a)->rescale(e);
+    if (b.weight_exp != e) (b_scaled = b)->rescale(e);
+    const Atoms& p = a_scaled ? *a_scaled : a;
+    const Atoms& q = b_scaled ? *b_scaled : b;
     Atoms out;
-    out.mapping = mapping;
-    out.weight_exp = weight_exp;
-    out.rows = rows + b.rows;
+    out.mapping = a.mapping;
+    out.weight_exp = e;
+    out.rows = a.rows + b.rows;
+    out.x.reserve(p.size() + q.size());
+    for (auto& v : out.by_label) v.reserve(p.size() + q.size());
     std::size_t i = 0, j = 0;
-    while (i < size() || j < b.size()) {
-        const bool take_a = j == b.size() || (i < size() && x[i] <= b.x[j]);
-        const bool take_b = i == size() || (j < b.size() && b.x[j] <= x[i]);
-        out.x.push_back(take_a ? x[i] : b.x[j]);
+    while (i < p.size() || j < q.size()) {
+        const bool take_p = j == q.size() || (i < p.size() && p.x[i] <= q.x[j]);
+        const bool take_q = i == p.size() || (j < q.size() && q.x[j] <= p.x[i]);
+        out.x.push_back(take_p ? p.x[i] : q.x[j]);
         for (int y = 0; y < 2; ++y) {
             AtomStats s;
-            if (take_a) add_stats(s, by_label[y][i]);
-            if (take_b) add_stats(s, b.by_label[y][j]);
+            if (take_p) add_stats(s, p.by_label[y][i]);
+            if (take_q) add_stats(s, q.by_label[y][j]);
             out.by_label[y].push_back(s);
         }
-        i += take_a ? 1 : 0;
-        j += take_b ? 1 : 0;
+        i += take_p ? 1 : 0;
+        j += take_q ? 1 : 0;
     }
-    *this = std::move(out);
+    return out;
 }
 
 double abs_residual_sum(const std::vector<double>& residual) {

@@ -31,10 +31,12 @@ struct Atoms {
     std::size_t size() const { return x.size(); }
     double residual(std::size_t i) const { return by_label[1][i].weight - by_label[0][i].weight_f - by_label[1][i].weight_f; }
     double total_weight_scaled() const;
-    // Adds another set (same mapping; weights rescaled to the smaller exponent).
-    void merge(const Atoms& other);
     void rescale(int new_exp);
 };
+
+// The union of two sets (same mapping; weights on the smaller exponent, that
+// of the larger weights), in one sorted merge.
+Atoms merged(const Atoms& a, const Atoms& b);
 
 // ∫₀¹ |Σᵢ residualᵢ K̃σ(t, xᵢ)| dt (not yet divided by the total weight), σ
 // in grid units, exact to rounding for every σ > 0: positions more than

@@ -75,11 +75,14 @@ void interruption_point();  // pool.hpp
 
 template <class Fn>
 void for_each_block(const Inputs& in, std::int64_t first, std::int64_t last, Fn&& fn) {
-    constexpr std::int64_t kBlock = 4096;
-    std::vector<double> f(kBlock), y(kBlock), w(in.has_weights() ? kBlock : 0);
-    for (std::int64_t b = first; b < last; b += kBlock) {
+    // Blocks no longer than the range: small batches (one group's rows, say)
+    // do not pay for zeroing large buffers.
+    const std::int64_t block = std::max<std::int64_t>(1, std::min<std::int64_t>(4096, last - first));
+    const auto size = static_cast<std::size_t>(block);
+    std::vector<double> f(size), y(size), w(in.has_weights() ? size : 0);
+    for (std::int64_t b = first; b < last; b += block) {
         interruption_point();
-        const std::int64_t count = std::min(kBlock, last - b);
+        const std::int64_t count = std::min(block, last - b);
         read_doubles(in.f, b, count, f.data());
         read_doubles(in.y, b, count, y.data());
         if (in.has_weights()) read_doubles(in.w, b, count, w.data());

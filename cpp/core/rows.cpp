@@ -175,11 +175,12 @@ int weight_exponent_for(double max_weight) {
 int weight_exponent_of(const Inputs& in) {
     if (!in.has_weights()) return 0;
     double max_weight = 0.0;
-    std::vector<double> block(4096);
-    for (std::int64_t b = 0; b < in.size(); b += 4096) {
-        const std::int64_t count = std::min<std::int64_t>(4096, in.size() - b);
-        read_doubles(in.w, b, count, block.data());
-        for (std::int64_t k = 0; k < count; ++k) max_weight = std::max(max_weight, block[static_cast<std::size_t>(k)]);
+    const std::int64_t block = std::max<std::int64_t>(1, std::min<std::int64_t>(4096, in.size()));
+    std::vector<double> w(static_cast<std::size_t>(block));
+    for (std::int64_t b = 0; b < in.size(); b += block) {
+        const std::int64_t count = std::min(block, in.size() - b);
+        read_doubles(in.w, b, count, w.data());
+        for (std::int64_t k = 0; k < count; ++k) max_weight = std::max(max_weight, w[static_cast<std::size_t>(k)]);
     }
     return weight_exponent_for(max_weight);
 }
@@ -219,7 +220,7 @@ void for_each_row(const Inputs& in, const Mapping& mapping, int weight_exp, Fn&&
                 !(wk >= 0.0 && wk <= std::numeric_limits<double>::max()))
                 report_first_bad_row(in);
             const double fc = std::min(std::max(fk, 0.0), 1.0);
-            fn(mapping.position(fc), static_cast<int>(yk), std::ldexp(wk, weight_exp), fc);
+            fn(mapping.position(fc), static_cast<int>(yk), weight_exp == 0 ? wk : std::ldexp(wk, weight_exp), fc);
         }
     });
 }
@@ -270,37 +271,39 @@ Summary summarize_rows(const Inputs& in, const PassOptions& opts) {
 
 std::optional<Atoms> atoms_of_rows(const Inputs& in, const Mapping& mapping, int weight_exp, std::size_t max_atoms) {
     // Open addressing on the bits of the position; a run of equal positions
-    // (a base rate) costs one comparison per row.
+    // (a base rate) costs one comparison per row. The table holds indices
+    // into a dense list of atoms, so a small batch (one group's rows) zeroes
+    // 4 bytes a slot, not a whole atom.
     // A batch of n rows holds at most n positions: small batches get small tables.
+    if (max_atoms > std::size_t{1} << 30) throw std::logic_error("atoms_of_rows: the cap is for few atoms");
     const std::size_t most = std::min(max_atoms, static_cast<std::size_t>(in.size()));
     std::size_t capacity = 16;
     while (capacity < 2 * most + 2) capacity *= 2;
     struct Slot {
         std::uint64_t key = 0;
-        bool used = false;
         bool one_f = true;  // every row here had the same prediction f
         double f = 0.0;
         AtomStats s[2];
     };
-    std::vector<Slot> table(capacity);
-    std::size_t distinct = 0;
+    std::vector<std::int32_t> index(capacity, -1);
+    std::vector<Slot> slots;
+    slots.reserve(most);
     bool overflow = false;
     Slot* last = nullptr;
     std::uint64_t last_key = 0;
     struct Stop {};
     try {
         for_each_row(in, mapping, weight_exp, [&](double x, int y, double w, double f) {
-            const std::uint64_t key = bits_of(x);
+            const std::uint64_t key = bits_of(x + 0.0);  // −0 → +0
             if (last == nullptr || key != last_key) {
                 std::size_t h = static_cast<std::size_t>((key * 0x9E3779B97F4A7C15ULL) >> 20) & (capacity - 1);
-                while (table[h].used && table[h].key != key) h = (h + 1) & (capacity - 1);
-                if (!table[h].used) {
-                    if (++distinct > max_atoms) throw Stop{};
-                    table[h].used = true;
-                    table[h].key = key;
-                    table[h].f = f;
+                while (index[h] >= 0 && slots[static_cast<std::size_t>(index[h])].key != key) h = (h + 1) & (capacity - 1);
+                if (index[h] < 0) {
+                    if (slots.size() >= max_atoms) throw Stop{};
+                    index[h] = static_cast<std::int32_t>(slots.size());
+                    slots.push_back(Slot{key, true, f, {}});
                 }
-                last = &table[h];
+                last = &slots[static_cast<std::size_t>(index[h])];
                 last_key = key;
             }
             last->one_f = last->one_f && f == last->f;
@@ -311,21 +314,22 @@ std::optional<Atoms> atoms_of_rows(const Inputs& in, const Mapping& mapping, int
     }
     pass_counter.fetch_add(1, std::memory_order_relaxed);
     if (overflow) return std::nullopt;
-    std::vector<const Slot*> used;
-    for (const Slot& s : table)
-        if (s.used) used.push_back(&s);
-    auto position = [](const Slot* s) {
-        double x;
-        std::memcpy(&x, &s->key, sizeof x);
-        return x;
-    };
-    std::sort(used.begin(), used.end(), [&](const Slot* a, const Slot* b) { return position(a) < position(b); });
+    // Positions are ≥ +0 (−0 is keyed as +0), so their bit patterns sort as
+    // the numbers do: a sort of plain integer keys.
+    std::vector<std::pair<std::uint64_t, std::uint32_t>> order(slots.size());
+    for (std::size_t i = 0; i < slots.size(); ++i) order[i] = {slots[i].key, static_cast<std::uint32_t>(i)};
+    std::sort(order.begin(), order.end());
     Atoms atoms;
     atoms.mapping = mapping;
     atoms.rows = static_cast<std::uint64_t>(in.size());
     atoms.weight_exp = weight_exp;
-    for (const Slot* s : used) {
-        atoms.x.push_back(position(s));
+    atoms.x.reserve(slots.size());
+    for (auto& v : atoms.by_label) v.reserve(slots.size());
+    for (const auto& [key, i] : order) {
+        const Slot* s = &slots[i];
+        double position;
+        std::memcpy(&position, &key, sizeof position);
+        atoms.x.push_back(position);
         for (int y = 0; y < 2; ++y) {
             AtomStats stats = s->s[y];
             // One prediction for all rows (always, but for logits clamped together):

@@ -53,6 +53,8 @@ Atoms canonical(const Atoms& in) {
     out.mapping = in.mapping;
     out.rows = in.rows;
     out.weight_exp = in.weight_exp;
+    out.x.reserve(in.size());
+    for (auto& v : out.by_label) v.reserve(in.size());
     for (std::size_t i = 0; i < in.size(); ++i) {
         const double x = x_of(key_of(in.x[i]));
         if (!(in.by_label[0][i].weight > 0.0) && !(in.by_label[1][i].weight > 0.0)) continue;
@@ -224,15 +226,14 @@ Sketch::State Sketch::add(const State& a, const State& b) const {
         throw InputError("the sketch's row count would overflow (more than 2^64 - 1 rows)", "rows", -1,
                          static_cast<double>(a.rows), 1, 1);
     if (a.atoms && b.atoms) {
-        Atoms merged = *a.atoms;
-        merged.merge(*b.atoms);
-        merged.rows = out.rows;
-        if (merged.size() <= max_atoms()) {
-            out.atoms = std::make_shared<const Atoms>(std::move(merged));
+        Atoms both = merged(*a.atoms, *b.atoms);
+        both.rows = out.rows;
+        if (both.size() <= max_atoms()) {
+            out.atoms = std::make_shared<const Atoms>(std::move(both));
             check_totals(out);
             return out;
         }
-        out.grid = summarize_atoms(merged, Content::Full, resolution_);
+        out.grid = summarize_atoms(both, Content::Full, resolution_);
     } else {
         auto grid_of = [this](const State& s) {
             return s.grid ? *s.grid : summarize_atoms(*s.atoms, Content::Full, resolution_);
