@@ -164,6 +164,33 @@ def test_grouped_sketch_streams_merges_and_serializes(data):
     assert merged["user 3"].n == (g == 3).sum()
 
 
+@pytest.mark.parametrize("kind", ["discrete", "continuous", "mixed"])
+def test_grouped_sketch_total_is_every_row_in_one_sketch(kind):
+    # total() merges atoms while few and adds the rest once into one grid:
+    # it must equal the merge one by one and the sketch of all rows.
+    rng = np.random.default_rng(7)
+    n, resolution = 6000, 256  # at most 128 atoms: continuous groups go to the grid
+    f = rng.integers(0, 11, n) / 10 if kind == "discrete" else rng.beta(2, 2, n)
+    if kind == "mixed":
+        f[: n // 2] = np.round(f[: n // 2], 1)
+    y = rng.uniform(size=n) < f ** 1.3
+    w = rng.lognormal(size=n) * 2.0 ** rng.integers(-600, 600, n) if kind == "mixed" else None
+    g = rng.integers(0, 100, n)  # ~60 rows a group: every group keeps atoms, their union may not
+    grouped = GroupedSketch(resolution=resolution).update(f[: n // 2], y[: n // 2], g[: n // 2],
+                                                          None if w is None else w[: n // 2])
+    grouped.update(f[n // 2:], y[n // 2:], g[n // 2:], None if w is None else w[n // 2:])
+    total = grouped.total()
+    one_by_one = smoothece.CalibrationSketch(resolution)
+    for key in grouped.keys():
+        one_by_one.merge(grouped[key])
+    everything = smoothece.CalibrationSketch(resolution).update(f, y, w)
+    assert all(grouped[key].exact for key in grouped.keys())
+    assert total.n == n and total.exact == one_by_one.exact == everything.exact == (kind == "discrete")
+    assert total.smece() == pytest.approx(one_by_one.smece(), rel=1e-10)
+    assert total.smece() == pytest.approx(everything.smece(), rel=1e-9)
+    assert total.total_weight == pytest.approx(everything.total_weight, rel=1e-12)
+
+
 def test_grouped_sketch_bad_batch_adds_nothing():
     s = GroupedSketch().update([0.1, 0.2], [0, 1], ["a", "b"])
     with pytest.raises(InputError, match=r"^y\[1\] = 2"):

@@ -93,12 +93,13 @@ void register_groups(py::module_& m) {
         .def_property_readonly("resolution", &GroupedSketch::resolution)
         .def("sketch", [](const GroupedSketch& s, std::int64_t g) { return Sketch(s.sketch(g)); })
         .def("set", &GroupedSketch::set)
+        .def("total", [](const GroupedSketch& s) { return without_gil([&] { return s.total(); }); })
         .def("answer",
-             [](const GroupedSketch& s, std::int64_t n_boot, std::int64_t n_sim, double level, std::uint64_t seed,
-                const std::string& weights, std::int64_t threads) {
+             [](const GroupedSketch& s, const std::vector<std::int64_t>& order, std::int64_t n_boot, std::int64_t n_sim,
+                double level, std::uint64_t seed, const std::string& weights, std::int64_t threads) {
                  const GroupOptions options = as_options(s.metric() == Metric::Logit ? "logit" : "l1", n_boot, n_sim,
                                                          level, seed, weights);
-                 return answers_to_dict(without_gil([&] { return s.answer(options, threads); }));
+                 return answers_to_dict(without_gil([&] { return s.answer(order, options, threads); }));
              });
 }
 

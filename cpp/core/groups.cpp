@@ -327,10 +327,14 @@ void GroupedSketch::merge(const GroupedSketch& other, const std::vector<std::int
     for (std::size_t k = 0; k < mapping.size(); ++k) sketches_[static_cast<std::size_t>(mapping[k])] = merged[k];
 }
 
-GroupAnswers GroupedSketch::answer(const GroupOptions& options, std::int64_t threads) const {
-    GroupAnswers out = empty_answers(groups());
-    for_each_group(groups(), threads, [&](std::int64_t g) {
-        const Sketch& sketch = sketches_[static_cast<std::size_t>(g)];
+GroupAnswers GroupedSketch::answer(const std::vector<std::int64_t>& order, const GroupOptions& options,
+                                   std::int64_t threads) const {
+    for (std::int64_t code : order)
+        if (code < 0 || code >= groups()) throw std::logic_error("a group code out of range");
+    const auto answered = static_cast<std::int64_t>(order.size());
+    GroupAnswers out = empty_answers(answered);
+    for_each_group(answered, threads, [&](std::int64_t g) {
+        const Sketch& sketch = sketches_[static_cast<std::size_t>(order[static_cast<std::size_t>(g)])];
         out.rows[static_cast<std::size_t>(g)] = static_cast<std::int64_t>(sketch.rows());
         if (sketch.rows() == 0) return;
         try {

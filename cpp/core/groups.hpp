@@ -75,7 +75,10 @@ public:
     void merge(const GroupedSketch& other, const std::vector<std::int64_t>& mapping);
     const Sketch& sketch(std::int64_t g) const { return sketches_[static_cast<std::size_t>(g)]; }
     void set(std::int64_t g, const Sketch& sketch);
-    GroupAnswers answer(const GroupOptions& options, std::int64_t threads) const;
+    // Answers the groups order[0], order[1], ... (result i for group order[i], drawing with seed + i).
+    GroupAnswers answer(const std::vector<std::int64_t>& order, const GroupOptions& options,
+                        std::int64_t threads) const;
+    Sketch total() const { return Sketch::merge_all(sketches_, metric_, resolution_); }  // all groups as one
 
 private:
     void grow(std::int64_t groups);

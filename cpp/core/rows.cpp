@@ -411,6 +411,43 @@ Summary summarize_atoms(const Atoms& atoms, Content content, std::int64_t interv
     return s;
 }
 
+void add_atoms(Summary& s, const Atoms& atoms) {
+    if (!s.full()) throw std::logic_error("add_atoms needs a full summary");
+    const double atoms_weight = atoms.total_weight_scaled();
+    // The common exponent, as Summary::merge chooses it (the larger weights set it).
+    int e = s.weight_exp;
+    if (s.weight == 0.0) e = atoms.weight_exp;
+    else if (atoms_weight > 0.0) e = std::min(s.weight_exp, atoms.weight_exp);
+    s.rescale(e);
+    const int delta = e - atoms.weight_exp;
+    const double scale = static_cast<double>(s.intervals);
+    double positive = 0.0;
+    for (std::size_t i = 0; i < atoms.size(); ++i) {
+        const double x = atoms.x[i] * scale;
+        const std::int64_t j = std::min(static_cast<std::int64_t>(x), s.intervals - 1);
+        const double lam = x - static_cast<double>(j);
+        const double pw[4] = {1.0, lam, lam * lam, lam * lam * lam};
+        const auto slot = static_cast<std::size_t>(2 * (j / kIntervalsPerResampleCell));
+        for (int y = 0; y < 2; ++y) {
+            const AtomStats& a = atoms.by_label[y][i];
+            if (a.rows == 0.0 && a.weight == 0.0) continue;
+            const double w = std::ldexp(a.weight, delta), wf = std::ldexp(a.weight_f, delta);
+            const double mw[4] = {w * pw[0], w * pw[1], w * pw[2], w * pw[3]};
+            const double mf[4] = {wf * pw[0], wf * pw[1], wf * pw[2], wf * pw[3]};
+            spread_cubic(y ? s.w1 : s.w0, j, mw);
+            spread_cubic(y ? s.f1 : s.f0, j, mf);
+            s.cells.rows[slot + y] += a.rows;
+            s.cells.weight[slot + y] += w;
+            s.cells.weight_sq[slot + y] += std::ldexp(a.weight_sq, 2 * delta);
+            s.cells.weight_f[slot + y] += wf;
+            positive += a.rows;
+        }
+    }
+    s.rows += atoms.rows;
+    s.positive_rows += static_cast<std::uint64_t>(positive);
+    s.weight += std::ldexp(atoms_weight, delta);
+}
+
 std::uint64_t passes_over_rows() { return pass_counter.load(std::memory_order_relaxed); }
 
 }  // namespace smoothece

@@ -51,6 +51,9 @@ Atoms all_atoms_of_rows(const Inputs& in, const Mapping& mapping, int weight_exp
 // The summary of atoms on `intervals` intervals: the same sums a pass over
 // their rows would give (up to rounding).
 Summary summarize_atoms(const Atoms& atoms, Content content, std::int64_t intervals);
+// Adds atoms into a full summary on its grid, one spread per atom (O(atoms),
+// not O(grid)); the caller derives the residual nodes once at the end.
+void add_atoms(Summary& s, const Atoms& atoms);
 
 // Passes made over caller rows since the process started (a test hook: the
 // tests count passes instead of timing them).

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <limits>
 #include <stdexcept>
+#include <unordered_set>
 
 #include "errors.hpp"
 #include "rows.hpp"
@@ -273,6 +274,66 @@ void Sketch::update(const Inputs& in, std::int64_t threads) {
     if (!batch.atoms) batch.grid = summarize_rows(in, PassOptions{mapping_, Content::Full, resolution_, threads, true});
     std::lock_guard<std::mutex> lock(mutex_);
     state_ = add(state_, batch);
+}
+
+Sketch Sketch::merge_all(const std::vector<Sketch>& parts, Metric metric, std::int64_t resolution) {
+    Sketch out(metric, resolution);
+    std::vector<std::shared_ptr<const Atoms>> atoms;
+    std::optional<Summary> grid;
+    std::uint64_t rows = 0;
+    for (const Sketch& part : parts) {
+        if (part.mapping_.metric != metric || part.resolution_ != resolution)
+            throw InputError("cannot merge sketches of different metric or resolution", "other");
+        std::lock_guard<std::mutex> lock(part.mutex_);
+        const State& s = part.state_;
+        if (rows + s.rows < rows)
+            throw InputError("the sketch's row count would overflow (more than 2^64 - 1 rows)", "rows", -1,
+                             static_cast<double>(rows), 1, 1);
+        rows += s.rows;
+        if (s.atoms) {
+            if (s.atoms->size() > 0) atoms.push_back(s.atoms);
+        } else if (grid) {
+            grid->merge(*s.grid);
+        } else {
+            grid = *s.grid;
+        }
+    }
+    // Do the parts' positions stay few together? Counted in one hash set that
+    // stops at the first position too many (continuous data stop early).
+    bool few = !grid;
+    if (few) {
+        std::unordered_set<std::uint64_t> positions;
+        positions.reserve(2 * out.max_atoms() + 2);
+        for (const auto& a : atoms) {
+            for (double x : a->x) positions.insert(key_of(x));
+            if (positions.size() > out.max_atoms()) break;
+        }
+        few = positions.size() <= out.max_atoms();
+    }
+    // Then pairwise merges, in a balanced tree, every union within the atoms form.
+    while (few && atoms.size() > 1) {
+        std::vector<std::shared_ptr<const Atoms>> next;
+        for (std::size_t i = 0; i < atoms.size(); i += 2)
+            next.push_back(i + 1 == atoms.size() ? atoms[i]
+                                                 : std::make_shared<const Atoms>(merged(*atoms[i], *atoms[i + 1])));
+        atoms = std::move(next);
+    }
+    if (few) {
+        Atoms all = atoms.empty() ? Atoms{} : *atoms.front();
+        all.mapping = out.mapping_;
+        all.rows = rows;
+        out.state_.atoms = std::make_shared<const Atoms>(std::move(all));
+    } else {
+        if (!grid) grid = Summary::empty(out.mapping_, Content::Full, resolution);
+        for (const auto& a : atoms) add_atoms(*grid, *a);
+        grid->derive_residual();
+        grid->rows = rows;
+        out.state_.atoms = nullptr;
+        out.state_.grid = std::move(grid);
+    }
+    out.state_.rows = rows;
+    out.check_totals(out.state_);
+    return out;
 }
 
 void Sketch::merge(const Sketch& other) {

@@ -15,6 +15,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "analysis.hpp"
 #include "atoms.hpp"
@@ -36,6 +37,11 @@ public:
     void update(const Inputs& in, std::int64_t threads);
     // Adds another sketch of the same metric and resolution.
     void merge(const Sketch& other);
+
+    // All of `parts` (of this metric and resolution) as one sketch: their atoms
+    // merged in a balanced tree while they stay few, else every part added
+    // once into one grid (O(atoms) per atoms-form part, not O(grid)).
+    static Sketch merge_all(const std::vector<Sketch>& parts, Metric metric, std::int64_t resolution);
 
     // The answers of the rows added so far (a snapshot).
     Analysis analysis() const;

@@ -377,9 +377,8 @@ class GroupedSketch:
 
     def total(self) -> CalibrationSketch:
         """All groups merged into one sketch (the overall calibration)."""
-        out = CalibrationSketch(self._core.resolution, self._metric)
-        for code in range(len(self._keys)):
-            out._sketch.merge(self._core.sketch(code))
+        out = CalibrationSketch.__new__(CalibrationSketch)
+        out._sketch = self._core.total()
         return out
 
     @property
@@ -393,10 +392,7 @@ class GroupedSketch:
         n_boot, n_sim, level, seed, kind = _options(n_boot, test, n_sim, level, seed, weight_kind)
         keys = np.asarray(self._keys) if self._keys else np.empty(0)
         order = np.argsort(keys, kind="stable") if keys.size else np.empty(0, dtype=np.intp)
-        ordered_set = GroupedSketch(self._core.resolution, self._metric)
-        for new, old in enumerate(order):
-            ordered_set._core.set(new, self._core.sketch(int(old)))
-        answers = ordered_set._core.answer(n_boot, n_sim, level, seed, kind, _validate.threads(threads))
+        answers = self._core.answer(order.tolist(), n_boot, n_sim, level, seed, kind, _validate.threads(threads))
         return _result(keys[order], keys.dtype.kind in "biufMm", answers, level=level, n_boot=n_boot, n_sim=n_sim,
                        seed=seed, metric=self._metric)
 
