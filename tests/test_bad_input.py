@@ -32,7 +32,8 @@ def check_refused(exc, pattern, f, y, **kw):
 
 @pytest.mark.parametrize(
     "bad, value",
-    [(-0.2, "-0.2"), (1.5, "1.5"), (np.nan, "nan"), (np.inf, "inf"), (-np.inf, "-inf"), (1.0000000000000002, "1.0000000000000002")],
+    [(-0.2, "-0.2"), (1.5, "1.5"), (np.nan, "nan"), (np.inf, "inf"), (-np.inf, "-inf"), (1.0000000000000002, "1.0000000000000002"),
+     (50.0, "50"), (1.5e10, "15000000000"), (1e20, "1e+20")],
 )
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_prediction_out_of_range(bad, value, dtype):

@@ -191,6 +191,19 @@ def test_grouped_sketch_total_is_every_row_in_one_sketch(kind):
     assert total.total_weight == pytest.approx(everything.total_weight, rel=1e-12)
 
 
+def test_empty_grouped_sketch_keeps_its_resolution_and_metric_through_bytes():
+    empty = GroupedSketch(resolution=1024, metric="logit")
+    back = GroupedSketch.from_bytes(empty.to_bytes())
+    assert (back._core.resolution, back._metric, len(back)) == (1024, "logit", 0)
+    back.update([0.2, 0.7], [0, 1], ["a", "b"])  # and it grows as the original would
+    assert back["a"].resolution == 1024 and back["a"].metric == "logit"
+    # Version 1 bytes (no header fields: the set took its first group's) still read.
+    v2 = back.to_bytes()
+    v1 = v2[:8] + (1).to_bytes(4, "little") + v2[12:16] + v2[21:]
+    old = GroupedSketch.from_bytes(v1)
+    assert old.keys() == ["a", "b"] and old["b"].resolution == 1024 and old._metric == "logit"
+
+
 def test_grouped_sketch_bad_batch_adds_nothing():
     s = GroupedSketch().update([0.1, 0.2], [0, 1], ["a", "b"])
     with pytest.raises(InputError, match=r"^y\[1\] = 2"):

@@ -35,6 +35,11 @@ std::string format_value(double v, bool single_precision = false) {
         const double back = std::strtod(buf, nullptr);
         if (single_precision ? static_cast<float>(back) == static_cast<float>(v) : back == v) break;
     }
+    // %g writes whole numbers with fewer significant digits than places in
+    // exponent form (50 as 5e+01); below 1e16 write them out, as Python does.
+    // (The shortest decimal's own value: float32's 1.5e+10 stays 15000000000.)
+    if (std::strchr(buf, 'e') && std::fabs(v) >= 1.0 && std::fabs(v) < 1e16)
+        std::snprintf(buf, sizeof buf, "%.0f", std::strtod(buf, nullptr));
     return buf;
 }
 

@@ -263,7 +263,8 @@ def smece_by_group(
 # --- Streams -----------------------------------------------------------------------------------
 
 _KEY_FORMAT = b"SMECEGK\0"
-_KEY_VERSION = 1
+_KEY_VERSION = 2  # 2: the set's resolution and metric in the header (1 is still read)
+_METRICS = ("l1", "logit")
 
 
 def _encode_key(key: Any) -> bytes:
@@ -399,7 +400,8 @@ class GroupedSketch:
     # -- serialization --------------------------------------------------------
     def to_bytes(self) -> bytes:
         """Every group's key and sketch bytes, versioned."""
-        parts = [_KEY_FORMAT, struct.pack("<II", _KEY_VERSION, len(self._keys))]
+        parts = [_KEY_FORMAT, struct.pack("<II", _KEY_VERSION, len(self._keys)),
+                 struct.pack("<IB", self._core.resolution, _METRICS.index(self._metric))]
         for code, key in enumerate(self._keys):
             raw = self._core.sketch(code).to_bytes()
             parts += [_encode_key(key), struct.pack("<Q", len(raw)), raw]
@@ -412,11 +414,17 @@ class GroupedSketch:
         if data[:8] != _KEY_FORMAT or len(data) < 16:
             raise ValueError("corrupt grouped sketch: not grouped-sketch bytes")
         version, count = struct.unpack_from("<II", data, 8)
-        if version != _KEY_VERSION:
+        if version not in (1, _KEY_VERSION):
             raise ValueError(f"corrupt grouped sketch: unknown format version {version}")
         out = None
         pos = 16
         try:
+            if version >= 2:  # the set's own resolution and metric (version 1 took the first group's)
+                resolution, metric = struct.unpack_from("<IB", data, pos)
+                pos += 5
+                if metric >= len(_METRICS):
+                    raise ValueError(f"corrupt grouped sketch: unknown metric code {metric}")
+                out = cls(resolution, _METRICS[metric])
             for _ in range(count):
                 key, pos = _decode_key(data, pos)
                 (size,) = struct.unpack_from("<Q", data, pos)
@@ -424,6 +432,8 @@ class GroupedSketch:
                 pos += 8 + size
                 if out is None:
                     out = cls(sketch.resolution, sketch.metric)
+                if (sketch.resolution, sketch.metric) != (out._core.resolution, out._metric):
+                    raise ValueError("corrupt grouped sketch: a group's resolution or metric differs from the set's")
                 out._core.set(out._code_of(key), sketch)
         except (struct.error, IndexError, UnicodeDecodeError):
             raise ValueError("corrupt grouped sketch: truncated or malformed") from None
