@@ -39,9 +39,9 @@ public:
         return summarize_rows(in_, PassOptions{mapping_, content, intervals, threads, false});
     }
 
-    const Atoms* few_atoms(std::size_t max_atoms) override {
+    const Atoms* few_atoms(std::size_t max_atoms, std::int64_t threads) override {
         if (!few_looked_) {
-            few_ = atoms_of_rows(in_, mapping_, weight_exp_, max_atoms);
+            few_ = atoms_of_rows(in_, mapping_, weight_exp_, max_atoms, threads);
             few_looked_ = true;
         }
         return few_ ? &*few_ : nullptr;
@@ -85,7 +85,7 @@ public:
     Summary summarize(Content content, std::int64_t intervals, std::int64_t) override {
         return summarize_atoms(*atoms_, content, intervals);
     }
-    const Atoms* few_atoms(std::size_t) override { return atoms_.get(); }  // a sketch keeps few atoms
+    const Atoms* few_atoms(std::size_t, std::int64_t) override { return atoms_.get(); }  // a sketch keeps few atoms
     const Atoms& all_atoms() override { return *atoms_; }
 
     void sample(std::int64_t size, std::uint64_t seed, std::vector<double>& f, std::vector<double>& y) override {
@@ -163,7 +163,7 @@ SigmaStar Analysis::smece(std::int64_t threads) {
             if (!fix.resolved) fix = Fixpoint{0.0, true, 0.0, kExactLimit, fix.evaluations};  // σ* < 1e-300: zero
             exact_ = &atoms;
         };
-        if (const Atoms* atoms = rows_->few_atoms(kMaxFewAtoms)) {
+        if (const Atoms* atoms = rows_->few_atoms(kMaxFewAtoms, threads)) {
             exactly(*atoms);
         } else {
             while (!fix.resolved && summary_.intervals < kMaxIntervals) {
@@ -188,7 +188,7 @@ SmeceValue Analysis::smece_sigma(double sigma, std::int64_t threads) {
         // at the smallest σ resolved (it is non-increasing in σ).
         return {levels().integral(summary_.min_sigma()) / summary_.weight, false};
     }
-    if (const Atoms* atoms = rows_->few_atoms(kMaxFewAtoms)) return {atoms_smece(*atoms, s), true};
+    if (const Atoms* atoms = rows_->few_atoms(kMaxFewAtoms, threads)) return {atoms_smece(*atoms, s), true};
     if (s >= kDirectMinSigma) {
         const Summary fine = rows_->summarize(Content::Residual, intervals_for_sigma(s), threads);
         ResidualLevels finer(fine.residual, fine.intervals);

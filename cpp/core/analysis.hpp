@@ -28,8 +28,8 @@ public:
     // Another summary of the same rows at another resolution.
     virtual Summary summarize(Content content, std::int64_t intervals, std::int64_t threads) = 0;
     // The rows grouped by distinct position, when there are at most
-    // `max_atoms` positions (computed once); null otherwise.
-    virtual const Atoms* few_atoms(std::size_t max_atoms) = 0;
+    // `max_atoms` positions (computed once, on up to `threads` threads); null otherwise.
+    virtual const Atoms* few_atoms(std::size_t max_atoms, std::int64_t threads) = 0;
     // Every distinct position (computed once).
     virtual const Atoms& all_atoms() = 0;
     // `size` rows drawn uniformly (with replacement), clamped predictions and labels.

@@ -54,6 +54,14 @@ decltype(auto) dispatch_dtype(DType dtype, Fn&& fn) {
     throw std::logic_error("unknown dtype");
 }
 
+// Fibonacci hashing: the top `bits` bits of key·2^64/φ, which depend on every
+// bit of the key (the low bits of the product do not depend on the high bits
+// of the key: doubles such as 0.5 and 1.0, whose low bits are zero, would
+// share a slot).
+inline std::size_t fibonacci_slot(std::uint64_t key, int bits) {
+    return static_cast<std::size_t>((key * 0x9E3779B97F4A7C15ULL) >> (64 - bits));
+}
+
 // Rows [begin, begin + count) of a column as doubles (exact for every dtype here).
 void read_doubles(const Column& c, std::int64_t begin, std::int64_t count, double* out);
 

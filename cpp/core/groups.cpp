@@ -72,7 +72,8 @@ Factorized factorize_words(const char* data, std::int64_t size, std::int64_t str
     }
     Factorized out;
     out.codes.resize(static_cast<std::size_t>(size));
-    std::size_t capacity = 1024;
+    int bits = 10;
+    std::size_t capacity = std::size_t{1} << bits;
     std::vector<std::uint64_t> keys(capacity);
     std::vector<std::int64_t> slots(capacity, -1);
     for (std::int64_t i = 0; i < size; ++i) {
@@ -80,11 +81,12 @@ Factorized factorize_words(const char* data, std::int64_t size, std::int64_t str
         const std::uint64_t key = word_of(data + i * stride, itemsize, floating);
         if (2 * out.first.size() >= capacity) {  // grow: rehash at half load
             capacity *= 2;
+            ++bits;
             std::vector<std::uint64_t> new_keys(capacity);
             std::vector<std::int64_t> new_slots(capacity, -1);
             for (std::size_t s = 0; s < slots.size(); ++s) {
                 if (slots[s] < 0) continue;
-                std::size_t h = static_cast<std::size_t>((keys[s] * 0x9E3779B97F4A7C15ULL) >> 17) & (capacity - 1);
+                std::size_t h = fibonacci_slot(keys[s], bits);
                 while (new_slots[h] >= 0) h = (h + 1) & (capacity - 1);
                 new_keys[h] = keys[s];
                 new_slots[h] = slots[s];
@@ -92,7 +94,7 @@ Factorized factorize_words(const char* data, std::int64_t size, std::int64_t str
             keys.swap(new_keys);
             slots.swap(new_slots);
         }
-        std::size_t h = static_cast<std::size_t>((key * 0x9E3779B97F4A7C15ULL) >> 17) & (capacity - 1);
+        std::size_t h = fibonacci_slot(key, bits);
         while (slots[h] >= 0 && keys[h] != key) h = (h + 1) & (capacity - 1);
         if (slots[h] < 0) {
             keys[h] = key;

@@ -217,8 +217,9 @@ Summary summarize_with(const Inputs& in, const PassOptions& opts) {
 // rows were checked by the first pass, but another thread may have changed
 // them since: a bad value is reported, never used).
 template <class Fn>
-void for_each_row(const Inputs& in, const Mapping& mapping, int weight_exp, Fn&& fn) {
-    for_each_block(in, [&](std::int64_t, std::int64_t count, const double* f, const double* y, const double* w) {
+void for_each_row(const Inputs& in, std::int64_t first, std::int64_t last, const Mapping& mapping, int weight_exp,
+                  Fn&& fn) {
+    for_each_block(in, first, last, [&](std::int64_t, std::int64_t count, const double* f, const double* y, const double* w) {
         for (std::int64_t k = 0; k < count; ++k) {
             const double fk = f[k], yk = y[k], wk = w ? w[k] : 1.0;
             if (!(fk >= in.clip_lo && fk <= in.clip_hi) || !(yk == 0.0 || yk == 1.0) ||
@@ -274,16 +275,19 @@ Summary summarize_rows(const Inputs& in, const PassOptions& opts) {
     return s;
 }
 
-std::optional<Atoms> atoms_of_rows(const Inputs& in, const Mapping& mapping, int weight_exp, std::size_t max_atoms) {
-    // Open addressing on the bits of the position; a run of equal positions
-    // (a base rate) costs one comparison per row. The table holds indices
-    // into a dense list of atoms, so a small batch (one group's rows) zeroes
-    // 4 bytes a slot, not a whole atom.
-    // A batch of n rows holds at most n positions: small batches get small tables.
-    if (max_atoms > std::size_t{1} << 30) throw std::logic_error("atoms_of_rows: the cap is for few atoms");
-    const std::size_t most = std::min(max_atoms, static_cast<std::size_t>(in.size()));
-    std::size_t capacity = 16;
-    while (capacity < 2 * most + 2) capacity *= 2;
+namespace {
+
+// The distinct positions of rows [first, last) with their sums, sorted, or
+// nullopt beyond max_atoms of them. Open addressing on the bits of the
+// position; a run of equal positions (a base rate) costs one comparison a
+// row. The table holds indices into a dense list, so a small range (one
+// group's rows) zeroes 4 bytes a slot, not a whole atom.
+std::optional<Atoms> atoms_of_range(const Inputs& in, std::int64_t first, std::int64_t last, const Mapping& mapping,
+                                    int weight_exp, std::size_t max_atoms) {
+    const std::size_t most = std::min(max_atoms, static_cast<std::size_t>(last - first));
+    int capacity_bits = 4;
+    while ((std::size_t{1} << capacity_bits) < 2 * most + 2) ++capacity_bits;
+    const std::size_t capacity = std::size_t{1} << capacity_bits;
     struct Slot {
         std::uint64_t key = 0;
         bool one_f = true;  // every row here had the same prediction f
@@ -293,55 +297,117 @@ std::optional<Atoms> atoms_of_rows(const Inputs& in, const Mapping& mapping, int
     std::vector<std::int32_t> index(capacity, -1);
     std::vector<Slot> slots;
     slots.reserve(most);
+    // A block at a time: checked and mapped in loops that vectorize (and do
+    // not branch on the labels), then added to the slots.
+    const bool unit = !in.has_weights();
+    std::vector<double> positions, weights;
     bool overflow = false;
-    Slot* last = nullptr;
-    std::uint64_t last_key = 0;
-    struct Stop {};
-    try {
-        for_each_row(in, mapping, weight_exp, [&](double x, int y, double w, double f) {
-            const std::uint64_t key = bits_of(x + 0.0);  // −0 → +0
-            if (last == nullptr || key != last_key) {
-                std::size_t h = static_cast<std::size_t>((key * 0x9E3779B97F4A7C15ULL) >> 20) & (capacity - 1);
-                while (index[h] >= 0 && slots[static_cast<std::size_t>(index[h])].key != key) h = (h + 1) & (capacity - 1);
-                if (index[h] < 0) {
-                    if (slots.size() >= max_atoms) throw Stop{};
-                    index[h] = static_cast<std::int32_t>(slots.size());
-                    slots.push_back(Slot{key, true, f, {}});
-                }
-                last = &slots[static_cast<std::size_t>(index[h])];
-                last_key = key;
+    for_each_block(in, first, last, [&](std::int64_t, std::int64_t count, const double* f, const double* y, const double* w) {
+        if (overflow) return;
+        // Bitwise, not short-circuit: no branch on the (random) labels.
+        int bad = 0;
+        for (std::int64_t k = 0; k < count; ++k)
+            bad |= static_cast<int>(!(f[k] >= in.clip_lo)) | static_cast<int>(!(f[k] <= in.clip_hi)) |
+                   (static_cast<int>(y[k] != 0.0) & static_cast<int>(y[k] != 1.0));
+        if (w)
+            for (std::int64_t k = 0; k < count; ++k)
+                bad |= static_cast<int>(!(w[k] >= 0.0)) | static_cast<int>(!(w[k] <= std::numeric_limits<double>::max()));
+        if (bad) report_first_bad_row(in);  // changed since the first pass: reported, never used
+        positions.resize(static_cast<std::size_t>(count));
+        weights.resize(static_cast<std::size_t>(count));
+        for (std::int64_t k = 0; k < count; ++k) {
+            const double fc = std::min(std::max(f[k], 0.0), 1.0);
+            positions[k] = mapping.is_logit() ? mapping.position(fc) : fc + 0.0;  // −0 → +0
+            const double wk = unit ? 1.0 : w[k];
+            weights[k] = weight_exp == 0 ? wk : std::ldexp(wk, weight_exp);
+        }
+        for (std::int64_t k = 0; k < count;) {
+            const std::uint64_t key = bits_of(positions[k]);
+            const double fk = std::min(std::max(f[k], 0.0), 1.0);
+            // The run of rows at this position and prediction (a base rate is
+            // one run a block), summed per label in registers: the label is a
+            // 0/1 factor, not a branch or an index.
+            double rows1 = 0.0, rows0 = 0.0, w1 = 0.0, w0 = 0.0, sq1 = 0.0, sq0 = 0.0;
+            std::int64_t j = k;
+            for (; j < count && bits_of(positions[j]) == key && std::min(std::max(f[j], 0.0), 1.0) == fk; ++j) {
+                const double one = y[j], zero = 1.0 - y[j], wj = weights[j], counted = wj > 0.0 ? 1.0 : 0.0;
+                rows1 += one * counted;
+                rows0 += zero * counted;
+                w1 += one * wj;
+                w0 += zero * wj;
+                sq1 += one * (wj * wj);
+                sq0 += zero * (wj * wj);
             }
-            last->one_f = last->one_f && f == last->f;
-            add_row(last->s[y], w, f);
-        });
-    } catch (const Stop&) {
-        overflow = true;
-    }
-    pass_counter.fetch_add(1, std::memory_order_relaxed);
+            std::size_t h = fibonacci_slot(key, capacity_bits);
+            while (index[h] >= 0 && slots[static_cast<std::size_t>(index[h])].key != key) h = (h + 1) & (capacity - 1);
+            if (index[h] < 0) {
+                if (slots.size() >= max_atoms) {
+                    overflow = true;
+                    return;
+                }
+                index[h] = static_cast<std::int32_t>(slots.size());
+                slots.push_back(Slot{key, true, fk, {}});
+            }
+            Slot& slot = slots[static_cast<std::size_t>(index[h])];
+            slot.one_f = slot.one_f && fk == slot.f;
+            const double sums[2][3] = {{rows0, w0, sq0}, {rows1, w1, sq1}};
+            for (int label = 0; label < 2; ++label) {
+                slot.s[label].rows += sums[label][0];
+                slot.s[label].weight += sums[label][1];
+                slot.s[label].weight_sq += sums[label][2];
+                slot.s[label].weight_f += sums[label][1] * fk;  // one prediction in a run: Σw·f = f·Σw
+            }
+            k = j;
+        }
+    });
     if (overflow) return std::nullopt;
-    // Positions are ≥ +0 (−0 is keyed as +0), so their bit patterns sort as
-    // the numbers do: a sort of plain integer keys.
+    // Positions are ≥ +0, so their bit patterns sort as the numbers do: a
+    // sort of plain integer keys.
     std::vector<std::pair<std::uint64_t, std::uint32_t>> order(slots.size());
     for (std::size_t i = 0; i < slots.size(); ++i) order[i] = {slots[i].key, static_cast<std::uint32_t>(i)};
     std::sort(order.begin(), order.end());
     Atoms atoms;
     atoms.mapping = mapping;
-    atoms.rows = static_cast<std::uint64_t>(in.size());
+    atoms.rows = static_cast<std::uint64_t>(last - first);
     atoms.weight_exp = weight_exp;
     atoms.x.reserve(slots.size());
     for (auto& v : atoms.by_label) v.reserve(slots.size());
     for (const auto& [key, i] : order) {
-        const Slot* s = &slots[i];
+        const Slot& s = slots[i];
         double position;
         std::memcpy(&position, &key, sizeof position);
         atoms.x.push_back(position);
         for (int y = 0; y < 2; ++y) {
-            AtomStats stats = s->s[y];
+            AtomStats stats = s.s[y];
             // One prediction for all rows (always, but for logits clamped together):
             // Σw·f as f·Σw, one rounding instead of one per row.
-            if (s->one_f) stats.weight_f = s->f * stats.weight;
+            if (s.one_f) stats.weight_f = s.f * stats.weight;
             atoms.by_label[y].push_back(stats);
         }
+    }
+    return atoms;
+}
+
+}  // namespace
+
+std::optional<Atoms> atoms_of_rows(const Inputs& in, const Mapping& mapping, int weight_exp, std::size_t max_atoms,
+                                   std::int64_t threads) {
+    if (max_atoms > std::size_t{1} << 30) throw std::logic_error("atoms_of_rows: the cap is for few atoms");
+    // Each thread its own share and table; the shares' atoms are then merged
+    // in share order (so the sums depend only on the thread count).
+    const std::int64_t n = in.size();
+    const int shares = thread_count(threads, n, std::int64_t{1} << 18);
+    std::vector<std::optional<Atoms>> parts(static_cast<std::size_t>(shares));
+    parallel_for(shares, [&](int t) {
+        parts[static_cast<std::size_t>(t)] = atoms_of_range(in, n * t / shares, n * (t + 1) / shares, mapping, weight_exp, max_atoms);
+    });
+    pass_counter.fetch_add(1, std::memory_order_relaxed);
+    for (const auto& part : parts)
+        if (!part) return std::nullopt;
+    Atoms atoms = std::move(*parts.front());
+    for (std::size_t t = 1; t < parts.size(); ++t) {
+        atoms = merged(atoms, *parts[t]);
+        if (atoms.size() > max_atoms) return std::nullopt;
     }
     return atoms;
 }
@@ -353,7 +419,8 @@ Atoms all_atoms_of_rows(const Inputs& in, const Mapping& mapping, int weight_exp
     };
     std::vector<Row> rows;
     rows.reserve(static_cast<std::size_t>(in.size()));
-    for_each_row(in, mapping, weight_exp, [&](double x, int y, double w, double f) { rows.push_back({x, w, f, y}); });
+    for_each_row(in, 0, in.size(), mapping, weight_exp,
+                 [&](double x, int y, double w, double f) { rows.push_back({x, w, f, y}); });
     pass_counter.fetch_add(1, std::memory_order_relaxed);
     std::sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) { return a.x < b.x; });
     Atoms atoms;

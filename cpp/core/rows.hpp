@@ -42,9 +42,11 @@ int weight_exponent_of(const Inputs& in);
 
 // The rows of `in` grouped by distinct position, if there are at most
 // `max_atoms` positions (nullopt otherwise): one O(n) hashing pass, for data
-// with few distinct predictions (base rates, discrete forecasts). Weights are
-// scaled by 2^weight_exp, as in the summary of the same rows.
-std::optional<Atoms> atoms_of_rows(const Inputs& in, const Mapping& mapping, int weight_exp, std::size_t max_atoms);
+// with few distinct predictions (base rates, discrete forecasts), on up to
+// `threads` threads. Weights are scaled by 2^weight_exp, as in the summary of
+// the same rows.
+std::optional<Atoms> atoms_of_rows(const Inputs& in, const Mapping& mapping, int weight_exp, std::size_t max_atoms,
+                                   std::int64_t threads = 1);
 // Every distinct position, by sorting: O(n log n), any number of them.
 Atoms all_atoms_of_rows(const Inputs& in, const Mapping& mapping, int weight_exp);
 
