@@ -52,7 +52,7 @@ void register_groups(py::module_& m) {
             Factorized out = without_gil([&] { return factorize(data, size, stride, itemsize, kind == 'f'); });
             return py::make_tuple(to_numpy(std::move(out.codes)), to_numpy(std::move(out.first)));
         },
-        py::arg("keys"), "Codes of distinct keys in order of first appearance, and the row where each first appears.");
+        py::arg("keys"), "Codes of the distinct keys (ascending for integers in a narrow range, else in order of first appearance), and the row where each code's key first appears.");
 
     m.def(
         "smece_by_group",

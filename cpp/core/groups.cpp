@@ -49,17 +49,25 @@ Factorized factorize_dense(const char* data, std::int64_t size, std::int64_t str
     }
     const std::uint64_t limit = std::min<std::uint64_t>(kDenseKeyRange, 4 * static_cast<std::uint64_t>(size) + 65536);
     if (size == 0 || hi - lo >= limit) return {};
-    Factorized out;
-    out.codes.resize(static_cast<std::size_t>(size));
+    // Codes in ascending order of the key's word (numeric order for
+    // non-negative integers, so the caller's sort of the keys is the identity).
     std::vector<std::int32_t> slot(static_cast<std::size_t>(hi - lo + 1), -1);
     for (std::int64_t i = 0; i < size; ++i) {
         if ((i & (kChunk - 1)) == 0) interruption_point();
-        std::int32_t& s = slot[static_cast<std::size_t>(word_of(data + i * stride, itemsize, false) - lo)];
-        if (s < 0) {
-            s = static_cast<std::int32_t>(out.first.size());
-            out.first.push_back(i);
-        }
-        out.codes[static_cast<std::size_t>(i)] = s;
+        slot[static_cast<std::size_t>(word_of(data + i * stride, itemsize, false) - lo)] = 0;
+    }
+    std::int32_t groups = 0;
+    for (std::int32_t& s : slot)
+        if (s == 0) s = groups++;
+    Factorized out;
+    out.codes.resize(static_cast<std::size_t>(size));
+    out.first.assign(static_cast<std::size_t>(groups), -1);
+    for (std::int64_t i = 0; i < size; ++i) {
+        if ((i & (kChunk - 1)) == 0) interruption_point();
+        const std::int32_t code = slot[static_cast<std::size_t>(word_of(data + i * stride, itemsize, false) - lo)];
+        out.codes[static_cast<std::size_t>(i)] = code;
+        std::int64_t& first = out.first[static_cast<std::size_t>(code)];
+        if (first < 0) first = i;
     }
     return out;
 }

@@ -14,8 +14,10 @@
 namespace smoothece {
 
 // Group codes of keys: each distinct key (compared as the bytes of its
-// element, with −0.0 read as 0.0) gets the next code in order of first
-// appearance. `first` holds the row where each key first appears.
+// element, with −0.0 read as 0.0) gets a code in [0, K): integer keys in a
+// narrow range in ascending order of their bytes as a word (a direct table),
+// others in order of first appearance (a hash). `first` holds the row where
+// each code's key first appears.
 struct Factorized {
     std::vector<std::int64_t> codes;
     std::vector<std::int64_t> first;

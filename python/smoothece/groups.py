@@ -98,6 +98,8 @@ def factorize_keys(groups: Any, n: int, name: str = "groups"):
                             f"{sorted(t.__name__ for t in types)}")
     distinct = keys[first]
     order = np.argsort(distinct, kind="stable")
+    if np.array_equal(order, np.arange(order.size)):  # already in key order (integer ids): no remapping pass
+        return codes, distinct, kind in "biufMm"
     rank = np.empty_like(order)
     rank[order] = np.arange(order.size)
     return rank[codes], distinct[order], kind in "biufMm"
