@@ -9,6 +9,8 @@
   per group; timed on 100 groups and scaled), with the peak memory growth;
 - `GroupedSketch.update` per row (in 5 batches) against one `CalibrationSketch`,
   `GroupedSketch.total()` and the grouped answer;
+- the grouped calibration test under perfect calibration, with and without
+  weights: how often anything is rejected after Benjamini–Hochberg;
 - `len(CalibrationSketch.to_bytes())` for Beta(2,2) rows and for discrete
   forecasts.
 """
@@ -40,10 +42,46 @@ def peak_mb():
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
+def family_wise(sets, groups=10, rows=500, n_sim=500):
+    """Under perfect calibration in every group, how often does the grouped
+    test reject anything after Benjamini–Hochberg (the family-wise error;
+    BH's false discovery rate equals it when every null hypothesis is true)?
+    n_sim must let a p-value reach BH's smallest threshold, 0.05/groups:
+    the smallest p is 1/(1 + n_sim)."""
+    assert 1 / (1 + n_sim) <= 0.05 / groups
+    lines = [f"## The grouped calibration test under perfect calibration ({sets} data sets of {groups} groups × "
+             f"{rows} rows, n_sim = {n_sim})", "",
+             "| weights | data sets with any adjusted p ≤ 0.05 | 95% interval | groups with raw p ≤ 0.05 |",
+             "|---|---|---|---|"]
+    for kind in ["none", "lognormal", "zero75"]:
+        any_rejected, raw = 0, 0
+        for s in range(sets):
+            rng = np.random.default_rng([20261130, s, len(kind)])
+            n = groups * rows
+            f = rng.beta(2, 2, n)
+            y = rng.random(n) < f
+            w = None if kind == "none" else rng.lognormal(size=n)
+            if kind == "zero75":
+                w[rng.random(n) < 0.75] = 0.0
+            g = np.repeat(np.arange(groups), rows)
+            r = smoothece.smece_by_group(f, y, g, weights=w, test=True, n_sim=n_sim, seed=s * groups)
+            any_rejected += bool(np.any(r.p_adjusted <= 0.05))
+            raw += int(np.sum(r.p_value <= 0.05))
+        p = any_rejected / sets
+        # Wilson interval for a binomial proportion
+        z = 1.96
+        centre = (p + z * z / (2 * sets)) / (1 + z * z / sets)
+        half = z * np.sqrt(p * (1 - p) / sets + z * z / (4 * sets * sets)) / (1 + z * z / sets)
+        lines.append(f"| {kind} | {100 * p:.1f}% ({any_rejected} of {sets}) | {100 * max(0.0, centre - half):.1f}% – "
+                     f"{100 * min(1.0, centre + half):.1f}% | {100 * raw / (sets * groups):.1f}% |")
+    return lines + ["", "Target: at most 5% of the data sets (the tests' level).", ""]
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--n", type=float, default=1e7)
     parser.add_argument("--groups", type=float, default=1e4)
+    parser.add_argument("--sets", type=int, default=200, help="data sets of the family-wise study")
     parser.add_argument("--out", default=os.path.join(HERE, "groups.md"))
     args = parser.parse_args()
     n, k = int(args.n), int(args.groups)
@@ -100,6 +138,7 @@ def main():
               f"for one `CalibrationSketch` ({t_update / t_single:.0f}×).",
               f"- `total()`: {t_total:.2f} s; `smece_by_group()` from the sketches: {t_answer:.2f} s.", ""]
 
+    lines += family_wise(args.sets)
     lines += ["## Sketch bytes (`len(CalibrationSketch().update(f, y).to_bytes())`)", "",
               "| rows | Beta(2,2) predictions | form | 11 discrete forecasts | form |", "|---|---|---|---|---|"]
     for rows in [10**3, 10**4, 10**5, 10**6, 10**7]:
