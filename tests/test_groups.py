@@ -94,6 +94,34 @@ def test_integer_keys_dense_or_hashed_factorize_alike(dtype):
             np.testing.assert_array_equal(first, [np.flatnonzero(codes == c)[0] for c in range(first.size)])
 
 
+@pytest.mark.parametrize("threads", [1, 2])
+def test_factorize_on_threads_with_gaps_and_strides(threads):
+    # 2^20 rows: two shares of the parallel table. Ids with unused values in
+    # their range (the codes are then remapped), read through a stride.
+    rng = np.random.default_rng(3)
+    ids = rng.choice(np.arange(0, 3000, 3), size=2**21)  # every third id used
+    for keys in (ids, ids[::2]):
+        codes, first = _core.factorize(keys, threads)
+        distinct, where = np.unique(keys, return_index=True)
+        np.testing.assert_array_equal(first, where)  # ascending codes: first rows in key order
+        np.testing.assert_array_equal(distinct[codes], keys)
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+def test_float_keys_zero_signs_are_one_key(dtype):
+    keys = np.array([0.0, -0.0, 1.5, -0.0, 1.5, -2.0], dtype=dtype)
+    codes, first = _core.factorize(keys)
+    np.testing.assert_array_equal(codes, [0, 0, 1, 0, 1, 2])
+    np.testing.assert_array_equal(first, [0, 2, 5])
+
+
+def test_short_byte_string_keys():
+    keys = np.array([b"abc", b"ab", b"abc", b"xyz", b"ab"], dtype="S3")
+    codes, first = _core.factorize(keys)
+    np.testing.assert_array_equal(codes, [0, 1, 0, 2, 1])
+    np.testing.assert_array_equal(first, [0, 1, 3])
+
+
 def test_zero_and_negative_zero_are_one_group():
     r = smece_by_group([0.1, 0.2, 0.3], [0, 1, 1], np.array([0.0, -0.0, 0.0]))
     assert len(r) == 1 and r.n[0] == 3

@@ -66,11 +66,11 @@ inline Metric as_metric(const std::string& name) {
 }
 
 // A std::vector handed to numpy without a copy (the capsule owns it).
-template <class T>
-py::array_t<T> to_numpy(std::vector<T>&& v) {
+template <class T, class A>
+py::array_t<T> to_numpy(std::vector<T, A>&& v) {
     if (v.empty()) return py::array_t<T>(0);
-    auto* heap = new std::vector<T>(std::move(v));
-    py::capsule owner(heap, [](void* p) { delete static_cast<std::vector<T>*>(p); });
+    auto* heap = new std::vector<T, A>(std::move(v));
+    py::capsule owner(heap, [](void* p) { delete static_cast<std::vector<T, A>*>(p); });
     return py::array_t<T>({static_cast<py::ssize_t>(heap->size())}, {sizeof(T)}, heap->data(), owner);
 }
 

@@ -42,17 +42,17 @@ const std::int64_t* codes_of(const py::array_t<std::int64_t, py::array::c_style>
 void register_groups(py::module_& m) {
     m.def(
         "factorize",
-        [](const py::array& keys) {
+        [](const py::array& keys, std::int64_t threads) {
             if (keys.ndim() != 1) throw py::value_error("keys must be 1-D");
             const char kind = keys.dtype().kind();
             if (std::string("biufMmUS").find(kind) == std::string::npos)
                 throw py::type_error("keys of dtype " + std::string(py::str(keys.dtype())) + " cannot be factorized");
             const auto* data = static_cast<const char*>(keys.data());
             const std::int64_t size = keys.shape(0), stride = keys.strides(0), itemsize = keys.itemsize();
-            Factorized out = without_gil([&] { return factorize(data, size, stride, itemsize, kind == 'f'); });
+            Factorized out = without_gil([&] { return factorize(data, size, stride, itemsize, kind == 'f', threads); });
             return py::make_tuple(to_numpy(std::move(out.codes)), to_numpy(std::move(out.first)));
         },
-        py::arg("keys"), "Codes of the distinct keys (ascending for integers in a narrow range, else in order of first appearance), and the row where each code's key first appears.");
+        py::arg("keys"), py::arg("threads") = 0, "Codes of the distinct keys (ascending for integers in a narrow range, else in order of first appearance), and the row where each code's key first appears.");
 
     m.def(
         "smece_by_group",

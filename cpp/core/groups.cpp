@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <string_view>
 #include <unordered_map>
 
@@ -20,64 +21,88 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr std::int64_t kChunk = std::int64_t{1} << 16;
 constexpr std::uint64_t kDenseKeyRange = std::uint64_t{1} << 24;  // a table of at most 64 MB
 
-// Keys of at most 8 bytes as one word (−0.0 as 0.0), hashed by open addressing.
-std::uint64_t word_of(const char* p, std::int64_t itemsize, bool floating) {
+// A key of at most 8 bytes as one word (−0.0 as 0.0). Size is a constant
+// for the common widths, so the copy compiles to one load.
+template <int Size, bool Floating>
+std::uint64_t load_word(const char* p) {
     std::uint64_t word = 0;
-    std::memcpy(&word, p, static_cast<std::size_t>(itemsize));
-    if (floating) {
-        if (itemsize == 8) {
-            double v;
-            std::memcpy(&v, p, 8);
-            if (v == 0.0) word = 0;
-        } else if (itemsize == 4) {
-            float v;
-            std::memcpy(&v, p, 4);
-            if (v == 0.0f) word = 0;
-        }
+    std::memcpy(&word, p, Size);
+    if constexpr (Floating && Size == 8) {
+        double v;
+        std::memcpy(&v, p, 8);
+        if (v == 0.0) word = 0;
+    } else if constexpr (Floating && Size == 4) {
+        float v;
+        std::memcpy(&v, p, 4);
+        if (v == 0.0f) word = 0;
+    } else if constexpr (Floating && Size == 2) {
+        if ((word & 0x7FFF) == 0) word = 0;  // float16 ±0
     }
     return word;
 }
 
 // Integer keys within a narrow range (ids 0..K−1, say) index a table
-// directly: no hashing. Empty when the range is too wide for that.
-Factorized factorize_dense(const char* data, std::int64_t size, std::int64_t stride, std::int64_t itemsize) {
-    std::uint64_t lo = std::numeric_limits<std::uint64_t>::max(), hi = 0;
-    for (std::int64_t i = 0; i < size; ++i) {
-        const std::uint64_t key = word_of(data + i * stride, itemsize, false);
-        lo = std::min(lo, key);
-        hi = std::max(hi, key);
-    }
+// directly: no hashing. Codes in ascending order of the key's word (numeric
+// order for non-negative integers, so the caller's sort of the keys is the
+// identity). Empty when the range is too wide for that.
+template <class Load>
+Factorized factorize_dense(const char* data, std::int64_t size, std::int64_t stride, Load load, std::int64_t threads) {
+    const int shares = thread_count(threads, size, std::int64_t{1} << 18);
+    auto share_begin = [&](int t) { return size * t / shares; };
+    std::vector<std::uint64_t> share_lo(static_cast<std::size_t>(shares)), share_hi(share_lo.size());
+    parallel_for(shares, [&](int t) {
+        std::uint64_t lo = std::numeric_limits<std::uint64_t>::max(), hi = 0;
+        for (std::int64_t i = share_begin(t); i < share_begin(t + 1); ++i) {
+            const std::uint64_t key = load(data + i * stride);
+            lo = std::min(lo, key);
+            hi = std::max(hi, key);
+        }
+        share_lo[static_cast<std::size_t>(t)] = lo;
+        share_hi[static_cast<std::size_t>(t)] = hi;
+    });
+    const std::uint64_t lo = *std::min_element(share_lo.begin(), share_lo.end());
+    const std::uint64_t hi = *std::max_element(share_hi.begin(), share_hi.end());
     const std::uint64_t limit = std::min<std::uint64_t>(kDenseKeyRange, 4 * static_cast<std::uint64_t>(size) + 65536);
     if (size == 0 || hi - lo >= limit) return {};
-    // Codes in ascending order of the key's word (numeric order for
-    // non-negative integers, so the caller's sort of the keys is the identity).
-    std::vector<std::int32_t> slot(static_cast<std::size_t>(hi - lo + 1), -1);
-    for (std::int64_t i = 0; i < size; ++i) {
-        if ((i & (kChunk - 1)) == 0) interruption_point();
-        slot[static_cast<std::size_t>(word_of(data + i * stride, itemsize, false) - lo)] = 0;
-    }
-    std::int32_t groups = 0;
-    for (std::int32_t& s : slot)
-        if (s == 0) s = groups++;
+    // One pass writes each row's offset from lo and, per offset, the first
+    // row holding it: a share's rows ascend, so a share lowers an entry at
+    // most once and otherwise only reads it.
+    constexpr std::int64_t kNone = std::numeric_limits<std::int64_t>::max();
+    const auto range = static_cast<std::size_t>(hi - lo + 1);
+    std::unique_ptr<std::atomic<std::int64_t>[]> table(new std::atomic<std::int64_t>[range]);
+    for (std::size_t s = 0; s < range; ++s) table[s].store(kNone, std::memory_order_relaxed);
     Factorized out;
     out.codes.resize(static_cast<std::size_t>(size));
-    out.first.assign(static_cast<std::size_t>(groups), -1);
-    for (std::int64_t i = 0; i < size; ++i) {
-        if ((i & (kChunk - 1)) == 0) interruption_point();
-        const std::int32_t code = slot[static_cast<std::size_t>(word_of(data + i * stride, itemsize, false) - lo)];
-        out.codes[static_cast<std::size_t>(i)] = code;
-        std::int64_t& first = out.first[static_cast<std::size_t>(code)];
-        if (first < 0) first = i;
+    parallel_for(shares, [&](int t) {
+        for (std::int64_t i = share_begin(t); i < share_begin(t + 1); ++i) {
+            if ((i & (kChunk - 1)) == 0) interruption_point();
+            const auto offset = static_cast<std::int64_t>(load(data + i * stride) - lo);
+            out.codes[static_cast<std::size_t>(i)] = offset;
+            std::atomic<std::int64_t>& first = table[static_cast<std::size_t>(offset)];
+            std::int64_t seen = first.load(std::memory_order_relaxed);
+            while (i < seen && !first.compare_exchange_weak(seen, i, std::memory_order_relaxed)) {
+            }
+        }
+    });
+    for (std::size_t s = 0; s < range; ++s) {  // the table now maps an offset to its code
+        const std::int64_t first = table[s].load(std::memory_order_relaxed);
+        if (first == kNone) continue;
+        table[s].store(static_cast<std::int64_t>(out.first.size()), std::memory_order_relaxed);
+        out.first.push_back(first);
+    }
+    if (out.first.size() < range) {  // some offsets unused: codes are not the offsets
+        parallel_for(shares, [&](int t) {
+            for (std::int64_t i = share_begin(t); i < share_begin(t + 1); ++i) {
+                std::int64_t& code = out.codes[static_cast<std::size_t>(i)];
+                code = table[static_cast<std::size_t>(code)].load(std::memory_order_relaxed);
+            }
+        });
     }
     return out;
 }
 
-Factorized factorize_words(const char* data, std::int64_t size, std::int64_t stride, std::int64_t itemsize,
-                           bool floating) {
-    if (!floating) {
-        Factorized dense = factorize_dense(data, size, stride, itemsize);
-        if (!dense.codes.empty()) return dense;
-    }
+template <class Load>
+Factorized factorize_hashed(const char* data, std::int64_t size, std::int64_t stride, Load load) {
     Factorized out;
     out.codes.resize(static_cast<std::size_t>(size));
     int bits = 10;
@@ -86,7 +111,7 @@ Factorized factorize_words(const char* data, std::int64_t size, std::int64_t str
     std::vector<std::int64_t> slots(capacity, -1);
     for (std::int64_t i = 0; i < size; ++i) {
         if ((i & (kChunk - 1)) == 0) interruption_point();
-        const std::uint64_t key = word_of(data + i * stride, itemsize, floating);
+        const std::uint64_t key = load(data + i * stride);
         if (2 * out.first.size() >= capacity) {  // grow: rehash at half load
             capacity *= 2;
             ++bits;
@@ -114,6 +139,16 @@ Factorized factorize_words(const char* data, std::int64_t size, std::int64_t str
     return out;
 }
 
+template <int Size, bool Floating>
+Factorized factorize_words(const char* data, std::int64_t size, std::int64_t stride, std::int64_t threads) {
+    const auto load = [](const char* p) { return load_word<Size, Floating>(p); };
+    if constexpr (!Floating) {
+        Factorized dense = factorize_dense(data, size, stride, load, threads);
+        if (!dense.codes.empty()) return dense;
+    }
+    return factorize_hashed(data, size, stride, load);
+}
+
 Factorized factorize_bytes(const char* data, std::int64_t size, std::int64_t stride, std::int64_t itemsize) {
     Factorized out;
     out.codes.resize(static_cast<std::size_t>(size));
@@ -130,8 +165,25 @@ Factorized factorize_bytes(const char* data, std::int64_t size, std::int64_t str
 
 }  // namespace
 
-Factorized factorize(const char* data, std::int64_t size, std::int64_t stride, std::int64_t itemsize, bool floating) {
-    if (itemsize <= 8) return factorize_words(data, size, stride, itemsize, floating);
+Factorized factorize(const char* data, std::int64_t size, std::int64_t stride, std::int64_t itemsize, bool floating,
+                     std::int64_t threads) {
+    switch (floating ? -itemsize : itemsize) {
+        case 1: return factorize_words<1, false>(data, size, stride, threads);
+        case 2: return factorize_words<2, false>(data, size, stride, threads);
+        case 4: return factorize_words<4, false>(data, size, stride, threads);
+        case 8: return factorize_words<8, false>(data, size, stride, threads);
+        case -2: return factorize_words<2, true>(data, size, stride, threads);
+        case -4: return factorize_words<4, true>(data, size, stride, threads);
+        case -8: return factorize_words<8, true>(data, size, stride, threads);
+        default: break;
+    }
+    if (itemsize <= 8) {  // byte strings of 3, 5, 6 or 7 bytes
+        return factorize_hashed(data, size, stride, [itemsize](const char* p) {
+            std::uint64_t word = 0;
+            std::memcpy(&word, p, static_cast<std::size_t>(itemsize));
+            return word;
+        });
+    }
     return factorize_bytes(data, size, stride, itemsize);
 }
 

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "buffer.hpp"
 #include "columns.hpp"
 #include "metric.hpp"
 #include "resample.hpp"
@@ -19,17 +20,18 @@ namespace smoothece {
 // others in order of first appearance (a hash). `first` holds the row where
 // each code's key first appears.
 struct Factorized {
-    std::vector<std::int64_t> codes;
+    RowVector<std::int64_t> codes;
     std::vector<std::int64_t> first;
 };
-Factorized factorize(const char* data, std::int64_t size, std::int64_t stride, std::int64_t itemsize, bool floating);
+Factorized factorize(const char* data, std::int64_t size, std::int64_t stride, std::int64_t itemsize, bool floating,
+                     std::int64_t threads);
 
 // The rows reordered by group: group g's rows are [offset[g], offset[g+1])
 // of f, y, w (contiguous float64, uint8, float64), in their original order.
 struct GroupedRows {
     std::vector<std::int64_t> offset;
-    std::vector<double> f, w;
-    std::vector<std::uint8_t> y;
+    RowVector<double> f, w;
+    RowVector<std::uint8_t> y;
     double clip_lo = 0.0, clip_hi = 1.0;
 
     std::int64_t groups() const { return static_cast<std::int64_t>(offset.size()) - 1; }

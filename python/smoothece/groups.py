@@ -39,7 +39,7 @@ def _missing_key(name: str, index: int, count: int, size: int, what: str) -> Inp
                       f"rows or give them a key of their own first", name, index, None, count, size)
 
 
-def factorize_keys(groups: Any, n: int, name: str = "groups"):
+def factorize_keys(groups: Any, n: int, name: str = "groups", threads: int = 0):
     """(codes, keys, ordered): int64 codes in [0, K) per row, the K distinct keys
     in the result's order, and whether the keys are ordered values (numbers,
     dates: calibration over time) rather than categories.
@@ -90,7 +90,7 @@ def factorize_keys(groups: Any, n: int, name: str = "groups"):
         raise _missing_key(name, int(np.argmax(nat)), int(nat.sum()), n, "NaT")
     if kind not in "biufMmUS":
         raise TypeError(f"{name} must hold numbers, strings, dates or booleans, got dtype {keys.dtype}")
-    codes, first = _core.factorize(keys)
+    codes, first = _core.factorize(keys, threads)
     if objects is not None:  # the distinct keys' own types, not numpy's inference from them
         types = {type(k) for k in objects[first]}
         if not (types <= {str} if kind in "US" else types <= {bool, int, float}):
@@ -252,7 +252,7 @@ def smece_by_group(
     """
     f_arr, y_arr, w_arr = _validate.rows(f, y, weights)
     lo, hi = _validate.clip_range(clip)
-    codes, keys, ordered = factorize_keys(groups, f_arr.shape[0])
+    codes, keys, ordered = factorize_keys(groups, f_arr.shape[0], threads=_validate.threads(threads))
     n_boot, n_sim, level, seed, kind = _options(n_boot, test, n_sim, level, seed, weight_kind)
     try:
         answers = _core.smece_by_group(f_arr, y_arr, w_arr, lo, hi, codes, len(keys), _validate.metric(metric),
@@ -340,7 +340,7 @@ class GroupedSketch:
         lo, hi = _validate.clip_range(clip)
         if f_arr.shape[0] == 0:
             return self
-        codes, keys, _ = factorize_keys(groups, f_arr.shape[0])
+        codes, keys, _ = factorize_keys(groups, f_arr.shape[0], threads=_validate.threads(threads))
         known = len(self._keys)
         to_global = np.array([self._code_of(k.item() if isinstance(k, np.generic) and not isinstance(k, np.datetime64)
                                             else k) for k in keys], dtype=np.int64)
