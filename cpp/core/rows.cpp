@@ -300,6 +300,7 @@ std::optional<Atoms> atoms_of_range(const Inputs& in, std::int64_t first, std::i
     // A block at a time: checked and mapped in loops that vectorize (and do
     // not branch on the labels), then added to the slots.
     const bool unit = !in.has_weights();
+    const bool plain = unit && !mapping.is_logit() && weight_exp == 0;
     std::vector<double> positions, weights;
     bool overflow = false;
     for_each_block(in, first, last, [&](std::int64_t, std::int64_t count, const double* f, const double* y, const double* w) {
@@ -313,6 +314,49 @@ std::optional<Atoms> atoms_of_range(const Inputs& in, std::int64_t first, std::i
             for (std::int64_t k = 0; k < count; ++k)
                 bad |= static_cast<int>(!(w[k] >= 0.0)) | static_cast<int>(!(w[k] <= std::numeric_limits<double>::max()));
         if (bad) report_first_bad_row(in);  // changed since the first pass: reported, never used
+        if (plain) {
+            // Unit weights on the probability axis: a position is its
+            // prediction, and a row adds 1 to its label's rows, weight and
+            // Σw² alike. A run of one position is counted in registers and
+            // added at its end (a discrete forecast's run is about one row).
+            std::uint64_t run_key = 0;
+            std::int32_t run = -1;  // the run's slot
+            double ones = 0.0, zeros = 0.0;
+            auto end_run = [&] {
+                if (run < 0) return;
+                AtomStats* stats = slots[static_cast<std::size_t>(run)].s;
+                for (const auto& [label, rows] : {std::pair{0, zeros}, std::pair{1, ones}}) {
+                    stats[label].rows += rows;
+                    stats[label].weight += rows;
+                    stats[label].weight_sq += rows;
+                }
+            };
+            for (std::int64_t k = 0; k < count; ++k) {
+                const double fk = std::min(std::max(f[k], 0.0), 1.0) + 0.0;  // −0 → +0
+                const std::uint64_t key = bits_of(fk);
+                if (key != run_key || run < 0) {
+                    end_run();
+                    std::size_t h = fibonacci_slot(key, capacity_bits);
+                    while (index[h] >= 0 && slots[static_cast<std::size_t>(index[h])].key != key)
+                        h = (h + 1) & (capacity - 1);
+                    if (index[h] < 0) {
+                        if (slots.size() >= max_atoms) {
+                            overflow = true;
+                            return;
+                        }
+                        index[h] = static_cast<std::int32_t>(slots.size());
+                        slots.push_back(Slot{key, true, fk, {}});
+                    }
+                    run = index[h];
+                    run_key = key;
+                    ones = zeros = 0.0;
+                }
+                ones += y[k];
+                zeros += 1.0 - y[k];
+            }
+            end_run();
+            return;
+        }
         positions.resize(static_cast<std::size_t>(count));
         weights.resize(static_cast<std::size_t>(count));
         for (std::int64_t k = 0; k < count; ++k) {
