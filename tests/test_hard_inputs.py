@@ -56,6 +56,25 @@ def test_point_masses(f, y, expected):
     assert smoothece.smece(f, y) == pytest.approx(expected, abs=1e-15)
 
 
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("below", [0.1, 1e-12])
+def test_residual_of_one_sign_over_several_atoms(weighted, below):
+    # Three predictions, each `below` its rows' rate, labels mixed: every
+    # atom's residual is positive, so smECEσ = Σ w(y − f)/W at every σ (a
+    # positive kernel keeps the sign) and σ* is that value: 0.1 on the grid,
+    # ~1e-12 below every grid (answered from the atoms).
+    rates = np.array([0.3, 0.6, 0.9])
+    f = np.repeat(rates - below, 100)
+    y = np.concatenate([np.arange(100) < k for k in (30, 60, 90)])
+    w = np.repeat([1.0, 2.5, 0.75], 100) if weighted else np.ones(f.size)
+    atoms = [sum(Fraction(float(wi)) * (int(yi) - Fraction(float(fi))) for fi, yi, wi in zip(f[s], y[s], w[s]))
+             for s in (slice(0, 100), slice(100, 200), slice(200, 300))]
+    assert all(a > 0 for a in atoms)
+    expected = float(sum(atoms) / sum(Fraction(float(wi)) for wi in w))
+    value = smoothece.smece(f, y, weights=w if weighted else None)
+    assert value == pytest.approx(expected, abs=1e-15)
+
+
 def test_real_data_with_base_rate_predictions(solar, resnet):
     for f, y in [(resnet.f, resnet.y), (solar["DAFFS"].f, solar["DAFFS"].y)]:
         base = np.full(f.size, np.mean(y))

@@ -158,10 +158,24 @@ SigmaStar Analysis::smece(std::int64_t threads) {
             const std::vector<double> residual = residuals_of(atoms);
             const double total = atoms.total_weight_scaled();
             auto smece_at = [&](double sigma) { return exact_abs_integral(atoms.x, residual, sigma) / total; };
+            exact_ = &atoms;
+            // Residuals of one sign (a base rate, one atom): a positive kernel
+            // keeps the sign, so smECEσ = |Σ r|/W at every σ and σ* is that.
+            double net = 0.0;
+            bool positive = false, negative = false;
+            for (const double r : residual) {
+                net += r;
+                positive = positive || r > 0.0;
+                negative = negative || r < 0.0;
+            }
+            if (!(positive && negative)) {
+                const double star = std::abs(net) / total / s;
+                fix = Fixpoint{star, true, star, star, 0};
+                return;
+            }
             const double start = fix.lower > 0.0 ? std::sqrt(fix.lower * fix.upper) : 0.5 * fix.upper;
             fix = solve_fixpoint(smece_at, s, kExactLimit, start, tol);
             if (!fix.resolved) fix = Fixpoint{0.0, true, 0.0, kExactLimit, fix.evaluations};  // σ* < 1e-300: zero
-            exact_ = &atoms;
         };
         if (const Atoms* atoms = rows_->few_atoms(kMaxFewAtoms, threads)) {
             exactly(*atoms);
