@@ -86,22 +86,33 @@ Atoms merged(const Atoms& a, const Atoms& b) {
     out.mapping = a.mapping;
     out.weight_exp = e;
     out.rows = a.rows + b.rows;
-    out.x.reserve(p.size() + q.size());
-    for (auto& v : out.by_label) v.reserve(p.size() + q.size());
-    std::size_t i = 0, j = 0;
-    while (i < p.size() || j < q.size()) {
-        const bool take_p = j == q.size() || (i < p.size() && p.x[i] <= q.x[j]);
-        const bool take_q = i == p.size() || (j < q.size() && q.x[j] <= p.x[i]);
-        out.x.push_back(take_p ? p.x[i] : q.x[j]);
-        for (int y = 0; y < 2; ++y) {
-            AtomStats s;
-            if (take_p) add_stats(s, p.by_label[y][i]);
-            if (take_q) add_stats(s, q.by_label[y][j]);
-            out.by_label[y].push_back(s);
+    // Written by index into room for both, then cut to what the union holds.
+    const std::size_t np = p.size(), nq = q.size();
+    out.x.resize(np + nq);
+    for (auto& v : out.by_label) v.resize(np + nq);
+    std::size_t i = 0, j = 0, k = 0;
+    auto copy = [&out, &k](const Atoms& from, std::size_t at) {
+        out.x[k] = from.x[at];
+        out.by_label[0][k] = from.by_label[0][at];
+        out.by_label[1][k] = from.by_label[1][at];
+        ++k;
+    };
+    while (i < np && j < nq) {
+        if (p.x[i] < q.x[j]) {
+            copy(p, i++);
+        } else if (q.x[j] < p.x[i]) {
+            copy(q, j++);
+        } else {
+            copy(p, i++);
+            add_stats(out.by_label[0][k - 1], q.by_label[0][j]);
+            add_stats(out.by_label[1][k - 1], q.by_label[1][j]);
+            ++j;
         }
-        i += take_p ? 1 : 0;
-        j += take_q ? 1 : 0;
     }
+    while (i < np) copy(p, i++);
+    while (j < nq) copy(q, j++);
+    out.x.resize(k);
+    for (auto& v : out.by_label) v.resize(k);
     return out;
 }
 

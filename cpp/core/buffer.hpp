@@ -3,7 +3,6 @@
 #pragma once
 
 #include <cstddef>
-#include <cstdlib>
 #include <new>
 #include <utility>
 #include <vector>
@@ -31,17 +30,15 @@ struct RowAllocator {
     T* allocate(std::size_t n) {
         const std::size_t bytes = n * sizeof(T);
         if (bytes < 2 * kHugePage) return static_cast<T*>(::operator new(bytes));
-        const std::size_t rounded = (bytes + kHugePage - 1) / kHugePage * kHugePage;
-        void* p = std::aligned_alloc(kHugePage, rounded);
-        if (p == nullptr) throw std::bad_alloc();
+        void* p = ::operator new(bytes, std::align_val_t{kHugePage});
 #if defined(__linux__) && defined(MADV_HUGEPAGE)
-        madvise(p, rounded, MADV_HUGEPAGE);  // a hint: failure changes nothing
+        madvise(p, bytes / kHugePage * kHugePage, MADV_HUGEPAGE);  // a hint: failure changes nothing
 #endif
         return static_cast<T*>(p);
     }
     void deallocate(T* p, std::size_t n) noexcept {
         if (n * sizeof(T) < 2 * kHugePage) ::operator delete(p);
-        else std::free(p);
+        else ::operator delete(p, std::align_val_t{kHugePage});
     }
     template <class U>
     void construct(U* p) noexcept {
