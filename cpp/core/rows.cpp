@@ -100,9 +100,43 @@ bool bin_range(const Inputs& in, const PassSpec& spec, std::int64_t begin, std::
 
 bool empty(const Moments& m) { return m.p[0] == 0.0 && m.p[1] == 0.0 && m.p[2] == 0.0 && m.p[3] == 0.0; }
 
+// Interior cells (1 … G−3) reach nodes without reflection: each node gathers
+// its four cells' cubic weights, in loops without branches that vectorize
+// (few rows in many cells would mispredict an "empty cell?" branch at every
+// other cell: it was a quarter of smece's time at 1,000 rows). The three
+// boundary cells are then spread with their reflections.
 void to_nodes(const std::vector<ResidualCell>& cells, Summary& s) {
-    for (std::size_t j = 0; j < cells.size(); ++j)
-        if (!empty(cells[j].a)) spread_cubic(s.residual, static_cast<std::int64_t>(j), cells[j].a.p);
+    const auto g = static_cast<std::int64_t>(cells.size());
+    if (g < 8) {
+        for (std::int64_t j = 0; j < g; ++j) spread_cubic(s.residual, j, cells[static_cast<std::size_t>(j)].a.p);
+        return;
+    }
+    thread_local std::vector<double> before, left, right, after;
+    for (auto* v : {&before, &left, &right, &after}) v->assign(static_cast<std::size_t>(g), 0.0);
+    constexpr double kSixth = 1.0 / 6.0;
+    for (std::int64_t j = 1; j <= g - 3; ++j) {
+        const double* m = cells[static_cast<std::size_t>(j)].a.p;
+        const auto i = static_cast<std::size_t>(j);
+        before[i] = -(m[3] - 3.0 * m[2] + 2.0 * m[1]) * kSixth;
+        left[i] = (m[3] - 2.0 * m[2] - m[1] + 2.0 * m[0]) * 0.5;
+        right[i] = -(m[3] - m[2] - 2.0 * m[1]) * 0.5;
+        after[i] = (m[3] - m[1]) * kSixth;
+    }
+    // Node k takes, in cell order, after(k−2), right(k−1), left(k), before(k+1).
+    double* node = s.residual.data();
+    auto at = [g](const std::vector<double>& v, std::int64_t j) { return j >= 0 && j < g ? v[static_cast<std::size_t>(j)] : 0.0; };
+    for (std::int64_t k = 0; k <= g; ++k) {
+        if (k == 2) {  // the interior, where every index is in range
+            for (; k <= g - 2; ++k) {
+                const auto i = static_cast<std::size_t>(k);
+                node[i] += ((after[i - 2] + right[i - 1]) + left[i]) + before[i + 1];
+            }
+        }
+        if (k > g) break;
+        node[k] += ((at(after, k - 2) + at(right, k - 1)) + at(left, k)) + at(before, k + 1);
+    }
+    for (const std::int64_t j : {std::int64_t{0}, g - 2, g - 1})
+        spread_cubic(s.residual, j, cells[static_cast<std::size_t>(j)].a.p);
 }
 
 void to_nodes(const std::vector<FullCell>& cells, Summary& s) {
