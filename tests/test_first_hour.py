@@ -217,13 +217,15 @@ CASES = [(entry, argument) for entry in ENTRY_POINTS for argument in READS.get(e
 MISSING_KINDS = ["pandas NA", "Series with index", "object pd.NA", "object None", "masked"]
 
 
-@pytest.mark.parametrize("kind", MISSING_KINDS)
-@pytest.mark.parametrize("entry, argument", CASES, ids=[f"{e}-{a}" for e, a in CASES])
+# A matrix argument has no .to_numpy() of one nullable column: no "object pd.NA" case there.
+MISSING_CASES = [(entry, argument, kind) for entry, argument in CASES for kind in MISSING_KINDS
+                 if not (ENTRY_POINTS[entry]["matrix"] and argument == 0 and kind == "object pd.NA")]
+
+
+@pytest.mark.parametrize("entry, argument, kind", MISSING_CASES, ids=[f"{e}-{a}-{k}" for e, a, k in MISSING_CASES])
 def test_missing_values_are_refused_naming_where(entry, argument, kind):
     spec = ENTRY_POINTS[entry]
     matrix = spec["matrix"] and argument == 0
-    if matrix and kind == "object pd.NA":
-        pytest.skip("a matrix has no .to_numpy() of one nullable column")
     name = spec["names"][argument]
     with pytest.raises(smoothece.InputError) as info:
         _call(entry, argument, _missing(kind, argument, matrix))
@@ -334,7 +336,7 @@ def _public_callables():
 
 
 #: Signatures in modules this change does not own (reported, to be annotated there).
-NOT_YET_ANNOTATED = {"GroupedCalibration.plot": "groups.py: no return annotation"}
+NOT_YET_ANNOTATED: dict = {}  # name -> why (an xfail), while one is not annotated yet
 
 
 @pytest.mark.parametrize("module, name, fn", [

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass
-from typing import Any, Dict, Optional, Union
+from typing import TYPE_CHECKING, Any, Dict, Optional, Union
 
 import numpy as np
 
@@ -21,6 +21,9 @@ from ._errors import InputError
 from ._typing import ArrayLike
 from ._util import frozen
 from .sketch import DEFAULT_RESOLUTION, CalibrationSketch
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
 
 __all__ = ["GroupedCalibration", "GroupedSketch", "smece_by_group", "benjamini_hochberg"]
 
@@ -174,7 +177,7 @@ class GroupedCalibration:
                              "low": self.low, "high": self.high, "p_value": self.p_value,
                              "p_adjusted": self.p_adjusted})
 
-    def plot(self, ax=None, **style):
+    def plot(self, ax: Optional[Axes] = None, **style: Any) -> Axes:
         """A forest plot (categories) or a drift plot (ordered keys); see
         :func:`smoothece.plotting.plot_groups`. Returns the Axes."""
         from .plotting import plot_groups
