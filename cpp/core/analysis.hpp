@@ -37,7 +37,8 @@ public:
 };
 
 // The caller's arrays (the caller keeps them alive and unchanged).
-std::shared_ptr<RowsBehind> rows_of_arrays(const Inputs& in, const Mapping& mapping, int weight_exp);
+std::shared_ptr<RowsBehind> rows_of_arrays(const Inputs& in, const Mapping& mapping, int weight_exp,
+                                           std::optional<Atoms> few = std::nullopt);
 // Atoms kept by a sketch.
 std::shared_ptr<RowsBehind> rows_of_atoms(std::shared_ptr<const Atoms> atoms);
 

@@ -170,9 +170,21 @@ void add_cells(std::vector<Cell>& into, const std::vector<Cell>& from) {
     for (std::size_t i = 0; i < n; ++i) a[i] += b[i];
 }
 
-// One pass with a given weight scale: the per-thread cells, summed.
+std::optional<Atoms> atoms_of_range(const Inputs& in, std::int64_t first, std::int64_t last, const Mapping& mapping,
+                                    int weight_exp, std::size_t max_atoms);
+
+// The pass also gathers the rows' distinct positions while they are at most
+// this many (base rates, discrete forecasts), a chunk at a time while the
+// chunk is still in cache: σ* below every grid then needs no second pass.
+// Continuous data give up within their first few hundred rows.
+constexpr std::size_t kFusedAtoms = 256;
+
+// One pass with a given weight scale: the per-thread cells, summed; with
+// `few`, the distinct positions too when they are at most kFusedAtoms
+// (nullopt otherwise), merged in thread order like the cells.
 template <class Cell>
-PassTotals bin_all(const Inputs& in, const PassSpec& spec, std::int64_t threads, std::vector<Cell>& out) {
+PassTotals bin_all(const Inputs& in, const PassSpec& spec, std::int64_t threads, std::vector<Cell>& out,
+                   std::optional<Atoms>* few) {
     const std::int64_t n = in.size();
     const std::int64_t slots = spec.cells * (std::is_same_v<Cell, FullCell> ? 2 : 1);
     // A thread must have enough rows to repay zeroing and merging its cells.
@@ -181,17 +193,34 @@ PassTotals bin_all(const Inputs& in, const PassSpec& spec, std::int64_t threads,
     std::vector<std::vector<Cell>> cells(static_cast<std::size_t>(nthreads));
     std::vector<PassTotals> totals(static_cast<std::size_t>(nthreads));
     std::vector<char> ok(static_cast<std::size_t>(nthreads), 1);
+    std::vector<std::optional<Atoms>> atoms(static_cast<std::size_t>(nthreads));
     parallel_for(nthreads, [&](int t) {
         const auto ti = static_cast<std::size_t>(t);
         cells[ti].assign(static_cast<std::size_t>(slots), Cell{});
         const std::int64_t begin = n * t / nthreads, end = n * (t + 1) / nthreads;
+        bool tracking = few != nullptr;
+        std::optional<Atoms>& mine = atoms[ti];
         for (std::int64_t b = begin; b < end && ok[ti]; b += kChunk) {
             interruption_point();
-            ok[ti] = bin_range(in, spec, b, std::min(end, b + kChunk), cells[ti].data(), totals[ti]);
+            const std::int64_t e = std::min(end, b + kChunk);
+            ok[ti] = bin_range(in, spec, b, e, cells[ti].data(), totals[ti]);
+            if (!tracking || !ok[ti]) continue;
+            std::optional<Atoms> part = atoms_of_range(in, b, e, spec.mapping, spec.weight_exp, kFusedAtoms);
+            if (part) mine = mine ? merged(*mine, *part) : std::move(part);
+            tracking = part && mine->size() <= kFusedAtoms;
+            if (!tracking) mine.reset();
         }
     });
     pass_counter.fetch_add(1, std::memory_order_relaxed);
     if (std::find(ok.begin(), ok.end(), 0) != ok.end()) report_first_bad_row(in);
+    if (few != nullptr) {
+        few->reset();
+        if (std::all_of(atoms.begin(), atoms.end(), [](const auto& a) { return a.has_value(); })) {
+            Atoms all = std::move(*atoms.front());
+            for (std::size_t t = 1; t < atoms.size(); ++t) all = merged(all, *atoms[t]);
+            if (all.size() <= kFusedAtoms) *few = std::move(all);
+        }
+    }
     // Summed in thread order, so the result depends only on the thread count.
     PassTotals sum;
     for (std::size_t t = 0; t < cells.size(); ++t) {
@@ -227,14 +256,14 @@ int weight_exponent_of(const Inputs& in) {
 namespace {
 
 template <class Cell>
-Summary summarize_with(const Inputs& in, const PassOptions& opts) {
+Summary summarize_with(const Inputs& in, const PassOptions& opts, std::optional<Atoms>* few) {
     PassSpec spec{opts.mapping, opts.intervals, 0};
     std::vector<Cell> cells;
-    PassTotals totals = bin_all(in, spec, opts.threads, cells);
+    PassTotals totals = bin_all(in, spec, opts.threads, cells, few);
     const int exp = in.has_weights() ? weight_exponent_for(totals.max_weight) : 0;
     if (exp != 0) {  // extreme weights: once more, scaled (exact: a power of two)
         spec.weight_exp = exp;
-        totals = bin_all(in, spec, opts.threads, cells);
+        totals = bin_all(in, spec, opts.threads, cells, few);
     }
     Summary s = Summary::empty(opts.mapping, opts.content, opts.intervals);
     to_nodes(cells, s);
@@ -296,11 +325,14 @@ void check_shapes(const Inputs& in, bool allow_empty) {
         throw InputError(std::string(in.f.name) + " is empty: at least one prediction is needed", in.f.name);
 }
 
-Summary summarize_rows(const Inputs& in, const PassOptions& opts) {
+Summary summarize_rows(const Inputs& in, const PassOptions& opts, std::optional<Atoms>* few) {
     check_shapes(in, opts.allow_zero_weight);
     if (opts.intervals < 1) throw std::logic_error("a pass needs at least one interval");
-    Summary s = opts.content == Content::Full ? summarize_with<FullCell>(in, opts)
-                                              : summarize_with<ResidualCell>(in, opts);
+    if (few != nullptr) few->reset();
+    // Below a chunk of rows a second pass costs less than looking in the first.
+    std::optional<Atoms>* track = in.size() >= kChunk ? few : nullptr;
+    Summary s = opts.content == Content::Full ? summarize_with<FullCell>(in, opts, track)
+                                              : summarize_with<ResidualCell>(in, opts, track);
     if (!(s.weight > 0.0) && !opts.allow_zero_weight) {
         throw InputError(std::string(in.has_weights() ? in.w.name : "weights") +
                              ": the weights sum to zero; at least one must be positive",
@@ -339,30 +371,32 @@ std::optional<Atoms> atoms_of_range(const Inputs& in, std::int64_t first, std::i
     bool overflow = false;
     for_each_block(in, first, last, [&](std::int64_t, std::int64_t count, const double* f, const double* y, const double* w) {
         if (overflow) return;
-        // Bitwise, not short-circuit: no branch on the (random) labels.
-        int bad = 0;
-        for (std::int64_t k = 0; k < count; ++k)
-            bad |= static_cast<int>(!(f[k] >= in.clip_lo)) | static_cast<int>(!(f[k] <= in.clip_hi)) |
-                   (static_cast<int>(y[k] != 0.0) & static_cast<int>(y[k] != 1.0));
-        if (w)
-            for (std::int64_t k = 0; k < count; ++k)
-                bad |= static_cast<int>(!(w[k] >= 0.0)) | static_cast<int>(!(w[k] <= std::numeric_limits<double>::max()));
-        if (bad) report_first_bad_row(in);  // changed since the first pass: reported, never used
+        // Every row is checked again (another thread may have changed it since
+        // the first pass): a bad value is reported, never used. Bitwise, not
+        // short-circuit: no branch on the (random) labels.
+        const double lo = in.clip_lo, hi = in.clip_hi;
+        unsigned bad = 0;
+        auto check = [&bad, lo, hi](double fk, double yk) {
+            bad |= static_cast<unsigned>(!(fk >= lo)) | static_cast<unsigned>(!(fk <= hi)) |
+                   static_cast<unsigned>(!((yk == 0.0) | (yk == 1.0)));
+        };
         if (plain) {
             // Unit weights on the probability axis: a position is its
             // prediction, and a row adds 1 to its label's rows, weight and
             // Σw² alike. A run of one position is counted in registers and
             // added at its end (a discrete forecast's run is about one row).
+            // Counted as integers: one-cycle additions, and exact.
             std::uint64_t run_key = 0;
             std::int32_t run = -1;  // the run's slot
-            double ones = 0.0, zeros = 0.0;
+            std::int64_t ones = 0, rows = 0;
             auto end_run = [&] {
                 if (run < 0) return;
                 AtomStats* stats = slots[static_cast<std::size_t>(run)].s;
-                for (const auto& [label, rows] : {std::pair{0, zeros}, std::pair{1, ones}}) {
-                    stats[label].rows += rows;
-                    stats[label].weight += rows;
-                    stats[label].weight_sq += rows;
+                const double counts[2] = {static_cast<double>(rows - ones), static_cast<double>(ones)};
+                for (int label = 0; label < 2; ++label) {
+                    stats[label].rows += counts[label];
+                    stats[label].weight += counts[label];
+                    stats[label].weight_sq += counts[label];
                 }
             };
             for (std::int64_t k = 0; k < count; ++k) {
@@ -383,14 +417,22 @@ std::optional<Atoms> atoms_of_range(const Inputs& in, std::int64_t first, std::i
                     }
                     run = index[h];
                     run_key = key;
-                    ones = zeros = 0.0;
+                    ones = rows = 0;
                 }
-                ones += y[k];
-                zeros += 1.0 - y[k];
+                ones += y[k] == 1.0 ? 1 : 0;
+                ++rows;
+                check(f[k], y[k]);  // in the loop: it waits on the sums anyway
             }
             end_run();
+            if (bad) report_first_bad_row(in);
             return;
         }
+        for (std::int64_t k = 0; k < count; ++k) check(f[k], y[k]);
+        if (w)
+            for (std::int64_t k = 0; k < count; ++k)
+                bad |= static_cast<unsigned>(!(w[k] >= 0.0)) |
+                       static_cast<unsigned>(!(w[k] <= std::numeric_limits<double>::max()));
+        if (bad) report_first_bad_row(in);
         positions.resize(static_cast<std::size_t>(count));
         weights.resize(static_cast<std::size_t>(count));
         for (std::int64_t k = 0; k < count; ++k) {
