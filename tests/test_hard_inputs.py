@@ -43,16 +43,15 @@ def test_base_rate_model(n):
     k = int(y.sum())
     exact = abs(Fraction(k) - n * Fraction(float(f[0]))) / n
     assert abs(value - float(exact)) <= 1e-15
-    # Many rows: the pass itself gathers the few distinct predictions; few rows: a second look, cheaper.
-    assert _core.passes_over_rows() - passes == (1 if n >= 2**16 else 2)
+    assert _core.passes_over_rows() - passes == 2  # the pass, then one look at the distinct predictions
 
 
 @pytest.mark.parametrize("weighted", [False, True])
-def test_discrete_forecasts_in_one_pass(weighted):
+def test_discrete_forecasts_below_every_grid(weighted):
     # Eleven forecasts over 2^17 rows in random order, each with the nearest
     # whole number of positives to f·rows (weighted: one weight per forecast),
-    # so that σ* (~1e-5) lies below every grid and is answered from the atoms:
-    # those the pass gathered, on one or two threads.
+    # so that σ* (~1e-5) lies below every grid and is answered from the atoms
+    # of one hashing pass, on one or two threads (each its share of the rows).
     rng = np.random.default_rng(8)
     n = 2**17
     atom = rng.integers(0, 11, n)
@@ -71,7 +70,7 @@ def test_discrete_forecasts_in_one_pass(weighted):
     for threads in (1, 2):
         passes = _core.passes_over_rows()
         assert smoothece.smece(f, y, weights=w, threads=threads) == pytest.approx(expected, rel=1e-9)
-        assert _core.passes_over_rows() - passes == 1
+        assert _core.passes_over_rows() - passes == 2  # the pass, then the hashing pass
 
 
 @pytest.mark.parametrize("f, y, expected", [

@@ -32,16 +32,14 @@ std::vector<double> residuals_of(const Atoms& atoms) {
 
 class ArrayRows final : public RowsBehind {
 public:
-    // `few`: the rows' atoms when the summary's pass found them (else looked for on demand).
-    ArrayRows(const Inputs& in, const Mapping& mapping, int weight_exp, std::optional<Atoms> few)
-        : in_(in), mapping_(mapping), weight_exp_(weight_exp), few_looked_(few.has_value()), few_(std::move(few)) {}
+    ArrayRows(const Inputs& in, const Mapping& mapping, int weight_exp)
+        : in_(in), mapping_(mapping), weight_exp_(weight_exp) {}
 
     Summary summarize(Content content, std::int64_t intervals, std::int64_t threads) override {
         return summarize_rows(in_, PassOptions{mapping_, content, intervals, threads, false});
     }
 
     const Atoms* few_atoms(std::size_t max_atoms, std::int64_t threads) override {
-        if (few_ && few_->size() > max_atoms) return nullptr;
         if (!few_looked_) {
             few_ = atoms_of_rows(in_, mapping_, weight_exp_, max_atoms, threads);
             few_looked_ = true;
@@ -115,9 +113,8 @@ private:
 
 }  // namespace
 
-std::shared_ptr<RowsBehind> rows_of_arrays(const Inputs& in, const Mapping& mapping, int weight_exp,
-                                           std::optional<Atoms> few) {
-    return std::make_shared<ArrayRows>(in, mapping, weight_exp, std::move(few));
+std::shared_ptr<RowsBehind> rows_of_arrays(const Inputs& in, const Mapping& mapping, int weight_exp) {
+    return std::make_shared<ArrayRows>(in, mapping, weight_exp);
 }
 
 std::shared_ptr<RowsBehind> rows_of_atoms(std::shared_ptr<const Atoms> atoms) {
@@ -132,10 +129,9 @@ Analysis Analysis::of_rows(const Inputs& in, Metric metric, Content content, std
     const double grid_sigma = sigma / mapping.span;
     const std::int64_t intervals =
         sigma > 0.0 && grid_sigma >= kDirectMinSigma ? intervals_for_sigma(grid_sigma) : first_intervals(in.size(), mapping);
-    std::optional<Atoms> few;
-    Summary summary = summarize_rows(in, PassOptions{mapping, content, intervals, threads, false}, &few);
+    Summary summary = summarize_rows(in, PassOptions{mapping, content, intervals, threads, false});
     const int weight_exp = summary.weight_exp;
-    return Analysis(std::move(summary), rows_of_arrays(in, mapping, weight_exp, std::move(few)));
+    return Analysis(std::move(summary), rows_of_arrays(in, mapping, weight_exp));
 }
 
 ResidualLevels& Analysis::levels() {

@@ -37,8 +37,7 @@ public:
 };
 
 // The caller's arrays (the caller keeps them alive and unchanged).
-std::shared_ptr<RowsBehind> rows_of_arrays(const Inputs& in, const Mapping& mapping, int weight_exp,
-                                           std::optional<Atoms> few = std::nullopt);
+std::shared_ptr<RowsBehind> rows_of_arrays(const Inputs& in, const Mapping& mapping, int weight_exp);
 // Atoms kept by a sketch.
 std::shared_ptr<RowsBehind> rows_of_atoms(std::shared_ptr<const Atoms> atoms);
 

@@ -170,21 +170,9 @@ void add_cells(std::vector<Cell>& into, const std::vector<Cell>& from) {
     for (std::size_t i = 0; i < n; ++i) a[i] += b[i];
 }
 
-std::optional<Atoms> atoms_of_range(const Inputs& in, std::int64_t first, std::int64_t last, const Mapping& mapping,
-                                    int weight_exp, std::size_t max_atoms);
-
-// The pass also gathers the rows' distinct positions while they are at most
-// this many (base rates, discrete forecasts), a chunk at a time while the
-// chunk is still in cache: σ* below every grid then needs no second pass.
-// Continuous data give up within their first few hundred rows.
-constexpr std::size_t kFusedAtoms = 256;
-
-// One pass with a given weight scale: the per-thread cells, summed; with
-// `few`, the distinct positions too when they are at most kFusedAtoms
-// (nullopt otherwise), merged in thread order like the cells.
+// One pass with a given weight scale: the per-thread cells, summed.
 template <class Cell>
-PassTotals bin_all(const Inputs& in, const PassSpec& spec, std::int64_t threads, std::vector<Cell>& out,
-                   std::optional<Atoms>* few) {
+PassTotals bin_all(const Inputs& in, const PassSpec& spec, std::int64_t threads, std::vector<Cell>& out) {
     const std::int64_t n = in.size();
     const std::int64_t slots = spec.cells * (std::is_same_v<Cell, FullCell> ? 2 : 1);
     // A thread must have enough rows to repay zeroing and merging its cells.
@@ -193,34 +181,17 @@ PassTotals bin_all(const Inputs& in, const PassSpec& spec, std::int64_t threads,
     std::vector<std::vector<Cell>> cells(static_cast<std::size_t>(nthreads));
     std::vector<PassTotals> totals(static_cast<std::size_t>(nthreads));
     std::vector<char> ok(static_cast<std::size_t>(nthreads), 1);
-    std::vector<std::optional<Atoms>> atoms(static_cast<std::size_t>(nthreads));
     parallel_for(nthreads, [&](int t) {
         const auto ti = static_cast<std::size_t>(t);
         cells[ti].assign(static_cast<std::size_t>(slots), Cell{});
         const std::int64_t begin = n * t / nthreads, end = n * (t + 1) / nthreads;
-        bool tracking = few != nullptr;
-        std::optional<Atoms>& mine = atoms[ti];
         for (std::int64_t b = begin; b < end && ok[ti]; b += kChunk) {
             interruption_point();
-            const std::int64_t e = std::min(end, b + kChunk);
-            ok[ti] = bin_range(in, spec, b, e, cells[ti].data(), totals[ti]);
-            if (!tracking || !ok[ti]) continue;
-            std::optional<Atoms> part = atoms_of_range(in, b, e, spec.mapping, spec.weight_exp, kFusedAtoms);
-            if (part) mine = mine ? merged(*mine, *part) : std::move(part);
-            tracking = part && mine->size() <= kFusedAtoms;
-            if (!tracking) mine.reset();
+            ok[ti] = bin_range(in, spec, b, std::min(end, b + kChunk), cells[ti].data(), totals[ti]);
         }
     });
     pass_counter.fetch_add(1, std::memory_order_relaxed);
     if (std::find(ok.begin(), ok.end(), 0) != ok.end()) report_first_bad_row(in);
-    if (few != nullptr) {
-        few->reset();
-        if (std::all_of(atoms.begin(), atoms.end(), [](const auto& a) { return a.has_value(); })) {
-            Atoms all = std::move(*atoms.front());
-            for (std::size_t t = 1; t < atoms.size(); ++t) all = merged(all, *atoms[t]);
-            if (all.size() <= kFusedAtoms) *few = std::move(all);
-        }
-    }
     // Summed in thread order, so the result depends only on the thread count.
     PassTotals sum;
     for (std::size_t t = 0; t < cells.size(); ++t) {
@@ -256,14 +227,14 @@ int weight_exponent_of(const Inputs& in) {
 namespace {
 
 template <class Cell>
-Summary summarize_with(const Inputs& in, const PassOptions& opts, std::optional<Atoms>* few) {
+Summary summarize_with(const Inputs& in, const PassOptions& opts) {
     PassSpec spec{opts.mapping, opts.intervals, 0};
     std::vector<Cell> cells;
-    PassTotals totals = bin_all(in, spec, opts.threads, cells, few);
+    PassTotals totals = bin_all(in, spec, opts.threads, cells);
     const int exp = in.has_weights() ? weight_exponent_for(totals.max_weight) : 0;
     if (exp != 0) {  // extreme weights: once more, scaled (exact: a power of two)
         spec.weight_exp = exp;
-        totals = bin_all(in, spec, opts.threads, cells, few);
+        totals = bin_all(in, spec, opts.threads, cells);
     }
     Summary s = Summary::empty(opts.mapping, opts.content, opts.intervals);
     to_nodes(cells, s);
@@ -325,14 +296,11 @@ void check_shapes(const Inputs& in, bool allow_empty) {
         throw InputError(std::string(in.f.name) + " is empty: at least one prediction is needed", in.f.name);
 }
 
-Summary summarize_rows(const Inputs& in, const PassOptions& opts, std::optional<Atoms>* few) {
+Summary summarize_rows(const Inputs& in, const PassOptions& opts) {
     check_shapes(in, opts.allow_zero_weight);
     if (opts.intervals < 1) throw std::logic_error("a pass needs at least one interval");
-    if (few != nullptr) few->reset();
-    // Below a chunk of rows a second pass costs less than looking in the first.
-    std::optional<Atoms>* track = in.size() >= kChunk ? few : nullptr;
-    Summary s = opts.content == Content::Full ? summarize_with<FullCell>(in, opts, track)
-                                              : summarize_with<ResidualCell>(in, opts, track);
+    Summary s = opts.content == Content::Full ? summarize_with<FullCell>(in, opts)
+                                              : summarize_with<ResidualCell>(in, opts);
     if (!(s.weight > 0.0) && !opts.allow_zero_weight) {
         throw InputError(std::string(in.has_weights() ? in.w.name : "weights") +
                              ": the weights sum to zero; at least one must be positive",

@@ -31,10 +31,8 @@ void check_shapes(const Inputs& in, bool allow_empty = false);
 // The summary of `in` on `opts.intervals` intervals. Weights are scaled by a
 // power of two chosen from the largest one, so that neither tiny (subnormal)
 // nor huge weights lose precision or overflow: the answers are invariant to
-// scaling the weights by any positive factor. With `few`, the same pass also
-// returns the rows' distinct positions as atoms (with the summary's weight
-// scale) when there are few of them and many rows; nullopt says nothing.
-Summary summarize_rows(const Inputs& in, const PassOptions& opts, std::optional<Atoms>* few = nullptr);
+// scaling the weights by any positive factor.
+Summary summarize_rows(const Inputs& in, const PassOptions& opts);
 
 // The power of two that brings the largest weight near 1, when the weights
 // would otherwise underflow (subnormal products) or overflow (their sum); 0
