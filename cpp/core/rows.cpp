@@ -327,6 +327,7 @@ std::optional<Atoms> atoms_of_range(const Inputs& in, std::int64_t first, std::i
         bool one_f = true;  // every row here had the same prediction f
         double f = 0.0;
         AtomStats s[2];
+        std::int64_t rows = 0, positives = 0;  // unit weights on the probability axis: counts alone
     };
     std::vector<std::int32_t> index(capacity, -1);
     std::vector<Slot> slots;
@@ -350,8 +351,8 @@ std::optional<Atoms> atoms_of_range(const Inputs& in, std::int64_t first, std::i
         };
         if (plain) {
             // Unit weights on the probability axis: a position is its
-            // prediction, and a row adds 1 to its label's rows, weight and
-            // Σw² alike. A run of one position is counted in registers and
+            // prediction, and a slot needs only its counts of rows and of
+            // positives. A run of one position is counted in registers and
             // added at its end (a discrete forecast's run is about one row).
             // Counted as integers: one-cycle additions, and exact.
             std::uint64_t run_key = 0;
@@ -359,13 +360,9 @@ std::optional<Atoms> atoms_of_range(const Inputs& in, std::int64_t first, std::i
             std::int64_t ones = 0, rows = 0;
             auto end_run = [&] {
                 if (run < 0) return;
-                AtomStats* stats = slots[static_cast<std::size_t>(run)].s;
-                const double counts[2] = {static_cast<double>(rows - ones), static_cast<double>(ones)};
-                for (int label = 0; label < 2; ++label) {
-                    stats[label].rows += counts[label];
-                    stats[label].weight += counts[label];
-                    stats[label].weight_sq += counts[label];
-                }
+                Slot& slot = slots[static_cast<std::size_t>(run)];
+                slot.rows += rows;
+                slot.positives += ones;
             };
             for (std::int64_t k = 0; k < count; ++k) {
                 const double fk = std::min(std::max(f[k], 0.0), 1.0) + 0.0;  // −0 → +0
@@ -467,6 +464,10 @@ std::optional<Atoms> atoms_of_range(const Inputs& in, std::int64_t first, std::i
         atoms.x.push_back(position);
         for (int y = 0; y < 2; ++y) {
             AtomStats stats = s.s[y];
+            if (plain) {  // a row adds 1 to its label's rows, weight and Σw² alike
+                const auto count = static_cast<double>(y == 1 ? s.positives : s.rows - s.positives);
+                stats = AtomStats{count, count, count, 0.0};
+            }
             // One prediction for all rows (always, but for logits clamped together):
             // Σw·f as f·Σw, one rounding instead of one per row.
             if (s.one_f) stats.weight_f = s.f * stats.weight;
