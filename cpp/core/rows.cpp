@@ -332,6 +332,17 @@ std::optional<Atoms> atoms_of_range(const Inputs& in, std::int64_t first, std::i
     std::vector<std::int32_t> index(capacity, -1);
     std::vector<Slot> slots;
     slots.reserve(most);
+    // The slot of a position (made on first sight), or −1 past max_atoms.
+    auto slot_of = [&](std::uint64_t key, double f) -> std::int32_t {
+        std::size_t h = fibonacci_slot(key, capacity_bits);
+        while (index[h] >= 0 && slots[static_cast<std::size_t>(index[h])].key != key) h = (h + 1) & (capacity - 1);
+        if (index[h] < 0) {
+            if (slots.size() >= max_atoms) return -1;
+            index[h] = static_cast<std::int32_t>(slots.size());
+            slots.push_back(Slot{key, true, f, {}});
+        }
+        return index[h];
+    };
     // A block at a time: checked and mapped in loops that vectorize (and do
     // not branch on the labels), then added to the slots.
     const bool unit = !in.has_weights();
@@ -369,18 +380,11 @@ std::optional<Atoms> atoms_of_range(const Inputs& in, std::int64_t first, std::i
                 const std::uint64_t key = bits_of(fk);
                 if (key != run_key || run < 0) {
                     end_run();
-                    std::size_t h = fibonacci_slot(key, capacity_bits);
-                    while (index[h] >= 0 && slots[static_cast<std::size_t>(index[h])].key != key)
-                        h = (h + 1) & (capacity - 1);
-                    if (index[h] < 0) {
-                        if (slots.size() >= max_atoms) {
-                            overflow = true;
-                            return;
-                        }
-                        index[h] = static_cast<std::int32_t>(slots.size());
-                        slots.push_back(Slot{key, true, fk, {}});
+                    run = slot_of(key, fk);
+                    if (run < 0) {
+                        overflow = true;
+                        return;
                     }
-                    run = index[h];
                     run_key = key;
                     ones = rows = 0;
                 }
@@ -423,17 +427,12 @@ std::optional<Atoms> atoms_of_range(const Inputs& in, std::int64_t first, std::i
                 sq1 += one * (wj * wj);
                 sq0 += zero * (wj * wj);
             }
-            std::size_t h = fibonacci_slot(key, capacity_bits);
-            while (index[h] >= 0 && slots[static_cast<std::size_t>(index[h])].key != key) h = (h + 1) & (capacity - 1);
-            if (index[h] < 0) {
-                if (slots.size() >= max_atoms) {
-                    overflow = true;
-                    return;
-                }
-                index[h] = static_cast<std::int32_t>(slots.size());
-                slots.push_back(Slot{key, true, fk, {}});
+            const std::int32_t at = slot_of(key, fk);
+            if (at < 0) {
+                overflow = true;
+                return;
             }
-            Slot& slot = slots[static_cast<std::size_t>(index[h])];
+            Slot& slot = slots[static_cast<std::size_t>(at)];
             slot.one_f = slot.one_f && fk == slot.f;
             const double sums[2][3] = {{rows0, w0, sq0}, {rows1, w1, sq1}};
             for (int label = 0; label < 2; ++label) {
