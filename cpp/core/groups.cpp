@@ -19,7 +19,7 @@ namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr std::int64_t kChunk = std::int64_t{1} << 16;
-constexpr std::uint64_t kDenseKeyRange = std::uint64_t{1} << 24;  // a table of at most 64 MB
+constexpr std::uint64_t kDenseKeyRange = std::uint64_t{1} << 24;  // a table of at most 128 MB (8 bytes a value)
 
 // A key of at most 8 bytes as one word (−0.0 as 0.0). Size is a constant
 // for the common widths, so the copy compiles to one load.
