@@ -371,10 +371,18 @@ def test_a_type_checker_sees_the_annotations(tmp_path, monkeypatch):
         "reveal_type(cal.predict([0.5]))\n"
         "smoothece.smece(None, [1])\n"
     )
-    # The package's own folder (an editable install hides it from mypy behind an import hook).
-    monkeypatch.setenv("MYPYPATH", os.path.dirname(os.path.dirname(smoothece.__file__)))
+    # An installed package is found by mypy in site-packages (which it refuses in MYPYPATH); a source
+    # tree or an editable install (an import hook mypy does not follow) is named by its folder.
+    import site
+    import sysconfig
+
+    folder = os.path.realpath(os.path.dirname(os.path.dirname(smoothece.__file__)))
+    installed = {os.path.realpath(p) for p in [*site.getsitepackages(), site.getusersitepackages(),
+                                               sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]]}
+    if folder not in installed:
+        monkeypatch.setenv("MYPYPATH", folder)
     out, _, _ = mypy_api.run(["--ignore-missing-imports", "--no-incremental", "--cache-dir", os.devnull, str(user)])
-    lines = [line for line in out.splitlines() if line.startswith(str(user))]
+    lines = [line for line in out.splitlines() if os.path.basename(line.split(":")[0]) == user.name]  # any path form
     assert 'user.py:6: note: Revealed type is "numpy.ndarray' in "\n".join(lines), out
     errors = [line for line in lines if ": error:" in line]
     assert len(errors) == 1 and 'user.py:7: error: Argument 1 to "smece" has incompatible type "None"' in errors[0], out
