@@ -79,6 +79,14 @@ def wilson(k, m, z=1.96):
     return max(0.0, c - h), min(1.0, c + h)
 
 
+def run_record(rows, start):
+    """What a study's results file records beside its rows: time, version, machine, load, date."""
+    return {"rows": rows, "seconds": time.perf_counter() - start, "smoothece": getattr(smoothece, "__version__", "?"),
+            "smoothece_file": smoothece.__file__, "cpus": len(os.sched_getaffinity(0)),
+            "loadavg": ", ".join(f"{x:.2f}" for x in os.getloadavg()),
+            "date": time.strftime("%Y-%m-%d %H:%M %Z")}
+
+
 def study(model, kind, population, args):
     start = time.perf_counter()
     rows = []
@@ -139,10 +147,7 @@ def main():
             rows.append(study(model, kind, population, args))
             print(json.dumps(rows[-1]), flush=True)
 
-    results = {"rows": rows, "seconds": time.perf_counter() - start, "smoothece": getattr(smoothece, "__version__", "?"),
-               "smoothece_file": smoothece.__file__, "cpus": len(os.sched_getaffinity(0)),
-               "loadavg": ", ".join(f"{x:.2f}" for x in os.getloadavg()),
-               "date": time.strftime("%Y-%m-%d %H:%M %Z")}
+    results = run_record(rows, start)
     write_markdown(results, args.out, "python bench/coverage.py " + shlex.join(sys.argv[1:]), args.label)
 
 

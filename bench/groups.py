@@ -25,6 +25,7 @@ import time
 import numpy as np
 
 import smoothece
+from coverage import WEIGHTINGS, draw, weights, wilson
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -53,27 +54,19 @@ def family_wise(sets, groups=10, rows=500, n_sim=500):
              f"{rows} rows, n_sim = {n_sim})", "",
              "| weights | data sets with any adjusted p ≤ 0.05 | 95% interval | groups with raw p ≤ 0.05 |",
              "|---|---|---|---|"]
-    for kind in ["none", "lognormal", "zero75"]:
+    for kind in WEIGHTINGS:
         any_rejected, raw = 0, 0
         for s in range(sets):
-            rng = np.random.default_rng([20261130, s, len(kind)])
             n = groups * rows
-            f = rng.beta(2, 2, n)
-            y = rng.random(n) < f
-            w = None if kind == "none" else rng.lognormal(size=n)
-            if kind == "zero75":
-                w[rng.random(n) < 0.75] = 0.0
+            f, y = draw("calibrated", n, s)  # the data sets of bench/size.py's size study
+            w = weights(kind, n, s)
             g = np.repeat(np.arange(groups), rows)
             r = smoothece.smece_by_group(f, y, g, weights=w, test=True, n_sim=n_sim, seed=s * groups)
             any_rejected += bool(np.any(r.p_adjusted <= 0.05))
             raw += int(np.sum(r.p_value <= 0.05))
-        p = any_rejected / sets
-        # Wilson interval for a binomial proportion
-        z = 1.96
-        centre = (p + z * z / (2 * sets)) / (1 + z * z / sets)
-        half = z * np.sqrt(p * (1 - p) / sets + z * z / (4 * sets * sets)) / (1 + z * z / sets)
-        lines.append(f"| {kind} | {100 * p:.1f}% ({any_rejected} of {sets}) | {100 * max(0.0, centre - half):.1f}% – "
-                     f"{100 * min(1.0, centre + half):.1f}% | {100 * raw / (sets * groups):.1f}% |")
+        lo, hi = wilson(any_rejected, sets)
+        lines.append(f"| {kind} | {100 * any_rejected / sets:.1f}% ({any_rejected} of {sets}) | {100 * lo:.1f}% – "
+                     f"{100 * hi:.1f}% | {100 * raw / (sets * groups):.1f}% |")
     return lines + ["", "Target: at most 5% of the data sets (the tests' level).", ""]
 
 

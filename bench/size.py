@@ -19,7 +19,6 @@ Usage: python bench/size.py [--n 2000] [--sets 300] [--sim 1000] [--weights none
 
 import argparse
 import json
-import os
 import shlex
 import sys
 import time
@@ -27,7 +26,7 @@ import time
 import numpy as np
 
 import smoothece
-from coverage import WEIGHTINGS, draw, weights, wilson
+from coverage import WEIGHTINGS, draw, run_record, weights, wilson
 from population import MODELS
 
 
@@ -83,10 +82,7 @@ def main():
         for kind in args.weights if model == "calibrated" else args.power_weights:
             rows.append(study(model, kind, args))
             print(json.dumps(rows[-1]), flush=True)
-    results = {"rows": rows, "seconds": time.perf_counter() - start, "smoothece": getattr(smoothece, "__version__", "?"),
-               "smoothece_file": smoothece.__file__, "cpus": len(os.sched_getaffinity(0)),
-               "loadavg": ", ".join(f"{x:.2f}" for x in os.getloadavg()),
-               "date": time.strftime("%Y-%m-%d %H:%M %Z")}
+    results = run_record(rows, start)
     write_markdown(results, args.out, "python bench/size.py " + shlex.join(sys.argv[1:]), args.label)
 
 
