@@ -416,17 +416,8 @@ public:
         return 1.0 / (1.0 + portable::exp(log_gamma(b) - log_x));
     }
 
-    // Binomial(n, p), exact for every n ≥ 0 and p in [0, 1]: inversion when
-    // n·min(p, 1 − p) < 10, else BTRD (Hörmann 1993); p > ½ by symmetry. The
-    // degenerate cases (n = 0, p = 0, p = 1) use no random numbers.
-    std::int64_t binomial(std::int64_t n, double p) {
-        if (n < 0 || !(p >= 0.0 && p <= 1.0))
-            throw std::invalid_argument("binomial: needs n >= 0 and 0 <= p <= 1");
-        if (p > 0.5) return n - binomial(n, 1.0 - p);  // 1 − p is exact here
-        if (n == 0 || p == 0.0) return 0;
-        if (static_cast<double>(n) * p < 10.0) return binomial_inversion(n, p);
-        return binomial_btrd(n, p);
-    }
+    // Binomial(n, p), exact for every n ≥ 0 and p in [0, 1] (see Binomial).
+    std::int64_t binomial(std::int64_t n, double p);
 
     // Poisson(mean), exact for 0 ≤ mean ≤ 2^62: inversion below 10, else PTRS
     // (Hörmann 1993). mean = 0 gives 0 without using random numbers.
@@ -473,88 +464,6 @@ private:
         if (shape >= 1.0) return portable::log(gamma_at_least_one(shape));
         const double log_g = portable::log(gamma_at_least_one(shape + 1.0));
         return log_g + portable::log(uniform_open()) / shape;
-    }
-
-    // Inversion: walks up the pmf from 0, f(k + 1) = f(k)·((n + 1)·r/(k + 1) − r),
-    // r = p/q. When rounding leaves u above the computed total, it draws again.
-    std::int64_t binomial_inversion(std::int64_t n, double p) {
-        const double r = p / (1.0 - p);
-        const double nr = (static_cast<double>(n) + 1.0) * r;
-        const double f0 = portable::exp(static_cast<double>(n) * portable::log1p(-p));  // (1 − p)^n ≥ e^−14
-        for (;;) {
-            double u = uniform();
-            double f = f0;
-            for (std::int64_t k = 0;; ++k) {
-                if (u <= f) return k;
-                u -= f;
-                if (k == n) break;
-                f *= nr / static_cast<double>(k + 1) - r;
-                if (!(f > 0.0)) break;
-            }
-        }
-    }
-
-    // BTRD: Hörmann, "The generation of binomial random variates", J. Statist.
-    // Comput. Simul. 46 (1993), for p ≤ ½ and n·p ≥ 10, with the paper's
-    // constants. Variates are placed relative to the mode m, whose split
-    // (n + 1)·p = m + frac is exact, so no integer is ever rounded to a double;
-    // the final test uses detail::binomial_log_ratio.
-    std::int64_t binomial_btrd(std::int64_t n, double p) {
-        const double q = 1.0 - p;
-        double frac;
-        const std::int64_t m = detail::floor_of_product(static_cast<std::uint64_t>(n) + 1, p, frac);
-        const double r = p / q;
-        const double nr = (static_cast<double>(n) + 1.0) * r;
-        const double npq = static_cast<double>(n) * p * q;
-        const double sqrt_npq = std::sqrt(npq);
-        const double b = 1.15 + 2.53 * sqrt_npq;
-        const double a = -0.0873 + 0.0248 * b + 0.01 * p;
-        const double c_minus_m = frac - p + 0.5;  // c = n·p + ½ = m + frac − p + ½
-        const double alpha = (2.83 + 5.1 / b) * sqrt_npq;
-        const double v_r = 0.92 - 4.2 / b;
-        const double u_r_v_r = 0.86 * v_r;
-        for (;;) {
-            // Step 1: the box in the middle of the hat; accepted at once.
-            double v = uniform();
-            if (v <= u_r_v_r) {
-                const double u = v / v_r - 0.43;
-                return m + static_cast<std::int64_t>(std::floor((2.0 * a / (0.5 - std::fabs(u)) + b) * u + c_minus_m));
-            }
-            // Step 2: a point under the rest of the hat.
-            double u;
-            if (v >= v_r) {
-                u = uniform() - 0.5;
-            } else {
-                u = v / v_r - 0.93;
-                u = std::copysign(0.5, u) - u;
-                v = v_r * uniform();
-            }
-            // Step 3.0: the candidate k; us = 0 gives an infinite offset, rejected.
-            const double us = 0.5 - std::fabs(u);
-            const double offset = std::floor((2.0 * a / us + b) * u + c_minus_m);
-            if (!(std::fabs(offset) < 0x1p62)) continue;
-            const std::int64_t k = m + static_cast<std::int64_t>(offset);
-            if (k < 0 || k > n) continue;
-            v *= alpha / (a / (us * us) + b);
-            const std::int64_t distance = k > m ? k - m : m - k;
-            if (distance <= 15) {
-                // Step 3.1: f(k)/f(m) as a product of successive ratios.
-                double f = 1.0;
-                for (std::int64_t i = m + 1; i <= k; ++i) f *= nr / static_cast<double>(i) - r;
-                for (std::int64_t i = k + 1; i <= m; ++i) v *= nr / static_cast<double>(i) - r;
-                if (v <= f) return k;
-                continue;
-            }
-            // Step 3.2: squeeze around log f(k)/f(m) ≈ −km²/(2npq).
-            v = portable::log(v);
-            const double km = static_cast<double>(distance);
-            const double rho = (km / npq) * (((km / 3.0 + 0.625) * km + 1.0 / 6.0) / npq + 0.5);
-            const double t = -km * km / (2.0 * npq);
-            if (v < t - rho) return k;
-            if (v > t + rho) continue;
-            // Step 3.3: the exact test.
-            if (v <= detail::binomial_log_ratio(n, p, m, frac, k)) return k;
-        }
     }
 
     // Inversion: walks up the pmf from 0, f(k + 1) = f(k)·mean/(k + 1).
@@ -604,6 +513,125 @@ private:
     std::array<std::uint64_t, 4> block_{};
     int next_word_ = 4;  // 4: the block is used up
 };
+
+// Binomial(n, p), exact for every n ≥ 0 and p in [0, 1]: inversion when
+// n·min(p, 1 − p) < 10, else BTRD (Hörmann 1993); p > ½ by symmetry. The
+// degenerate cases (n = 0, p = 0, p = 1) use no random numbers. The
+// constants are computed once, so that many draws of one (n, p) (a
+// resampling cell's, in every replicate) pay only for the draws.
+class Binomial {
+public:
+    Binomial(std::int64_t n, double p) : n_(n) {
+        if (n < 0 || !(p >= 0.0 && p <= 1.0)) throw std::invalid_argument("binomial: needs n >= 0 and 0 <= p <= 1");
+        flip_ = p > 0.5;
+        if (flip_) p = 1.0 - p;  // exact here
+        p_ = p;
+        if (n == 0 || p == 0.0) return;
+        q_ = 1.0 - p;
+        r_ = p / q_;
+        nr_ = (static_cast<double>(n) + 1.0) * r_;
+        if (static_cast<double>(n) * p < 10.0) {
+            route_ = Route::Inversion;
+            f0_ = portable::exp(static_cast<double>(n) * portable::log1p(-p));  // (1 − p)^n ≥ e^−14
+            return;
+        }
+        // BTRD, with the paper's constants. Variates are placed relative to
+        // the mode m, whose split (n + 1)·p = m + frac is exact, so no integer
+        // is ever rounded to a double; the final test uses detail::binomial_log_ratio.
+        route_ = Route::Btrd;
+        m_ = detail::floor_of_product(static_cast<std::uint64_t>(n) + 1, p, frac_);
+        npq_ = static_cast<double>(n) * p * q_;
+        const double sqrt_npq = std::sqrt(npq_);
+        b_ = 1.15 + 2.53 * sqrt_npq;
+        a_ = -0.0873 + 0.0248 * b_ + 0.01 * p;
+        c_minus_m_ = frac_ - p + 0.5;  // c = n·p + ½ = m + frac − p + ½
+        alpha_ = (2.83 + 5.1 / b_) * sqrt_npq;
+        v_r_ = 0.92 - 4.2 / b_;
+        u_r_v_r_ = 0.86 * v_r_;
+    }
+
+    std::int64_t operator()(RandomStream& rng) const {
+        std::int64_t k = 0;
+        if (route_ == Route::Inversion) k = inversion(rng);
+        else if (route_ == Route::Btrd) k = btrd(rng);
+        return flip_ ? n_ - k : k;
+    }
+
+private:
+    enum class Route { Zero, Inversion, Btrd };
+
+    // Walks up the pmf from 0, f(k + 1) = f(k)·((n + 1)·r/(k + 1) − r), r = p/q.
+    // When rounding leaves u above the computed total, it draws again.
+    std::int64_t inversion(RandomStream& rng) const {
+        for (;;) {
+            double u = rng.uniform();
+            double f = f0_;
+            for (std::int64_t k = 0;; ++k) {
+                if (u <= f) return k;
+                u -= f;
+                if (k == n_) break;
+                f *= nr_ / static_cast<double>(k + 1) - r_;
+                if (!(f > 0.0)) break;
+            }
+        }
+    }
+
+    // BTRD: Hörmann, "The generation of binomial random variates", J. Statist.
+    // Comput. Simul. 46 (1993), for p ≤ ½ and n·p ≥ 10.
+    std::int64_t btrd(RandomStream& rng) const {
+        for (;;) {
+            // Step 1: the box in the middle of the hat; accepted at once.
+            double v = rng.uniform();
+            if (v <= u_r_v_r_) {
+                const double u = v / v_r_ - 0.43;
+                return m_ + static_cast<std::int64_t>(std::floor((2.0 * a_ / (0.5 - std::fabs(u)) + b_) * u + c_minus_m_));
+            }
+            // Step 2: a point under the rest of the hat.
+            double u;
+            if (v >= v_r_) {
+                u = rng.uniform() - 0.5;
+            } else {
+                u = v / v_r_ - 0.93;
+                u = std::copysign(0.5, u) - u;
+                v = v_r_ * rng.uniform();
+            }
+            // Step 3.0: the candidate k; us = 0 gives an infinite offset, rejected.
+            const double us = 0.5 - std::fabs(u);
+            const double offset = std::floor((2.0 * a_ / us + b_) * u + c_minus_m_);
+            if (!(std::fabs(offset) < 0x1p62)) continue;
+            const std::int64_t k = m_ + static_cast<std::int64_t>(offset);
+            if (k < 0 || k > n_) continue;
+            v *= alpha_ / (a_ / (us * us) + b_);
+            const std::int64_t distance = k > m_ ? k - m_ : m_ - k;
+            if (distance <= 15) {
+                // Step 3.1: f(k)/f(m) as a product of successive ratios.
+                double f = 1.0;
+                for (std::int64_t i = m_ + 1; i <= k; ++i) f *= nr_ / static_cast<double>(i) - r_;
+                for (std::int64_t i = k + 1; i <= m_; ++i) v *= nr_ / static_cast<double>(i) - r_;
+                if (v <= f) return k;
+                continue;
+            }
+            // Step 3.2: squeeze around log f(k)/f(m) ≈ −km²/(2npq).
+            v = portable::log(v);
+            const double km = static_cast<double>(distance);
+            const double rho = (km / npq_) * (((km / 3.0 + 0.625) * km + 1.0 / 6.0) / npq_ + 0.5);
+            const double t = -km * km / (2.0 * npq_);
+            if (v < t - rho) return k;
+            if (v > t + rho) continue;
+            // Step 3.3: the exact test.
+            if (v <= detail::binomial_log_ratio(n_, p_, m_, frac_, k)) return k;
+        }
+    }
+
+    std::int64_t n_;
+    bool flip_ = false;
+    Route route_ = Route::Zero;
+    double p_ = 0.0, q_ = 1.0, r_ = 0.0, nr_ = 0.0, f0_ = 1.0;  // inversion and BTRD
+    std::int64_t m_ = 0;                                       // BTRD from here on
+    double frac_ = 0.0, npq_ = 0.0, b_ = 0.0, a_ = 0.0, c_minus_m_ = 0.0, alpha_ = 0.0, v_r_ = 0.0, u_r_v_r_ = 0.0;
+};
+
+inline std::int64_t RandomStream::binomial(std::int64_t n, double p) { return Binomial(n, p)(*this); }
 
 }  // namespace smoothece
 

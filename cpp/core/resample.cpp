@@ -63,35 +63,53 @@ double bootstrap_factor(RandomStream& rng, double weight, double weight_sq, int 
     return rng.gamma(shape) / shape;
 }
 
-// The group's positive weight Σ wᵢBᵢ, Bᵢ ~ Bernoulli(f̄), as a multiple of its
+// A group's positive weight Σ wᵢBᵢ, Bᵢ ~ Bernoulli(f̄), as a multiple of its
 // mean f̄Σw: Binomial for equal weights (or frequency weights), else a Beta
-// with the right mean and variance f̄(1 − f̄)Σw².
-double consistency_factor(RandomStream& rng, double rows, double weight, double weight_sq, double weight_f,
-                          int weight_exp, WeightKind kind) {
-    if (!(weight > 0.0) || !(weight_f > 0.0)) return 1.0;
-    const double p = std::min(1.0, weight_f / weight);
-    if (p >= 1.0) return 1.0;
-    double n = weight * weight / weight_sq;  // effective rows
-    if (kind == WeightKind::Frequency) n = std::ldexp(weight, -weight_exp);
-    else if (std::fabs(n - rows) <= 1e-9 * rows) n = rows;  // equal weights: rows exactly
-    double positive;
-    if (n == std::floor(n) && n < 9.0e15) {
-        positive = static_cast<double>(rng.binomial(static_cast<std::int64_t>(n), p)) / n;
-    } else if (n <= 1.0 + 1e-12) {
-        positive = rng.uniform() < p ? 1.0 : 0.0;
-    } else {
-        positive = rng.beta(p * (n - 1.0), (1.0 - p) * (n - 1.0));
+// with the right mean and variance f̄(1 − f̄)Σw². The route and its constants
+// are found once per group; every replicate then only draws.
+class ConsistencyDraw {
+public:
+    ConsistencyDraw(double rows, double weight, double weight_sq, double weight_f, int weight_exp, WeightKind kind) {
+        if (!(weight > 0.0) || !(weight_f > 0.0)) return;
+        p_ = std::min(1.0, weight_f / weight);
+        if (p_ >= 1.0) return;
+        n_ = weight * weight / weight_sq;  // effective rows
+        if (kind == WeightKind::Frequency) n_ = std::ldexp(weight, -weight_exp);
+        else if (std::fabs(n_ - rows) <= 1e-9 * rows) n_ = rows;  // equal weights: rows exactly
+        if (n_ == std::floor(n_) && n_ < 9.0e15) {
+            route_ = Route::Binomial;
+            binomial_ = Binomial(static_cast<std::int64_t>(n_), p_);
+        } else {
+            route_ = n_ <= 1.0 + 1e-12 ? Route::Bernoulli : Route::Beta;
+        }
     }
-    return positive / p;
-}
+
+    double operator()(RandomStream& rng) const {
+        double positive;
+        switch (route_) {
+        case Route::Fixed: return 1.0;
+        case Route::Binomial: positive = static_cast<double>(binomial_(rng)) / n_; break;
+        case Route::Bernoulli: positive = rng.uniform() < p_ ? 1.0 : 0.0; break;
+        default: positive = rng.beta(p_ * (n_ - 1.0), (1.0 - p_) * (n_ - 1.0));
+        }
+        return positive / p_;
+    }
+
+private:
+    enum class Route { Fixed, Binomial, Bernoulli, Beta };
+    Route route_ = Route::Fixed;
+    double p_ = 1.0, n_ = 0.0;
+    Binomial binomial_{0, 0.0};
+};
 
 // Resampling groups: runs of adjacent resampling cells of the summary, at
 // most 1/kGroupsPerSigma of the hint wide.
 struct Groups {
     std::int64_t count = 0, per = 1, cells = 0;
     std::vector<double> rows[2], weight[2], weight_sq[2], weight_f[2];
+    std::vector<ConsistencyDraw> consistency;  // for consistency replicates: each group's draw
 
-    Groups(const ResampleCells& c, double hint) : cells(c.cells) {
+    Groups(const ResampleCells& c, double hint, ResampleKind kind, WeightKind weights, int weight_exp) : cells(c.cells) {
         per = std::max<std::int64_t>(1, static_cast<std::int64_t>(hint / kGroupsPerSigma * static_cast<double>(c.cells)));
         count = (c.cells + per - 1) / per;
         for (int y = 0; y < 2; ++y) {
@@ -109,6 +127,13 @@ struct Groups {
                 weight_sq[y][g] += c.weight_sq[slot];
                 weight_f[y][g] += c.weight_f[slot];
             }
+        }
+        if (kind == ResampleKind::Consistency) {
+            consistency.reserve(static_cast<std::size_t>(count));
+            for (std::size_t g = 0; g < static_cast<std::size_t>(count); ++g)
+                consistency.emplace_back(rows[0][g] + rows[1][g], weight[0][g] + weight[1][g],
+                                         weight_sq[0][g] + weight_sq[1][g], weight_f[0][g] + weight_f[1][g],
+                                         weight_exp, weights);
         }
     }
     // The group of each node of a grid with g intervals (by the cell the node lies in).
@@ -139,10 +164,7 @@ Draw draw_groups(const Groups& groups, ResampleKind kind, WeightKind weights, in
         }
     } else {
         for (std::size_t g = 0; g < n; ++g) {
-            d.s1[g] = consistency_factor(rng, groups.rows[0][g] + groups.rows[1][g],
-                                         groups.weight[0][g] + groups.weight[1][g],
-                                         groups.weight_sq[0][g] + groups.weight_sq[1][g],
-                                         groups.weight_f[0][g] + groups.weight_f[1][g], weight_exp, weights);
+            d.s1[g] = groups.consistency[g](rng);
             d.total_weight += groups.weight[0][g] + groups.weight[1][g];
         }
     }
@@ -280,25 +302,22 @@ struct Plan {
     ResampleRequest request;
     double hint = 0.0, slope = 0.0;
     std::int64_t band = 0;      // the grid of the curves (as in curves_at)
-    std::int64_t band_out = 0;  // the grid the band is read off (a multiple of the mesh)
+    std::int64_t band_out = 0;  // the grid the band is read off (the mesh; for logit a multiple of it)
 };
 
 // What the replicates of one stage share: their resampling groups, the work
-// grid's base, the summary's own grid's base (for σ below the work grid's
-// reach), the base the curves are smoothed from (the work grid unless the
-// band σ is below its reach) and, for consistency curves, their fixed part.
+// grid's base (sized for the band σ too, so the curves are smoothed from it),
+// the summary's own grid's base (for σ* below the work grid's reach) and,
+// for consistency curves, their fixed part.
 struct Stage {
     const Groups& groups;
     const Base& work;
     const Base& fine;
-    const Base& curves_from;
     FixedCurves fixed;
 
-    Stage(const Plan& plan, const Groups& g, const Base& w, const Base& f)
-        : groups(g), work(w), fine(f),
-          curves_from(plan.request.band_sigma * static_cast<double>(w.intervals) >= kWorkNodesPerSigma ? w : f) {
+    Stage(const Plan& plan, const Groups& g, const Base& w, const Base& f) : groups(g), work(w), fine(f) {
         if (plan.request.mesh_intervals > 0 && plan.request.kind == ResampleKind::Consistency)
-            fixed = fixed_curves(curves_from, plan.request.band_sigma, plan.band_out);
+            fixed = fixed_curves(work, plan.request.band_sigma, plan.band_out);
     }
 };
 
@@ -317,14 +336,14 @@ Outcome run_replicate(const Plan& plan, const Stage& stage, std::int64_t b, doub
     thread_local Masses m, fm;
     thread_local std::vector<double> r, F;
     const Base& work = stage.work;
-    replicate_masses(work, d, req.kind, curves && bootstrap && &stage.curves_from == &work, m);
+    replicate_masses(work, d, req.kind, curves && bootstrap, m);
     const double total = d.total_weight;
     const Spectrum spectrum(m.residual.data(), work.intervals);
     std::unique_ptr<Spectrum> fine;
     auto fine_spectrum = [&]() -> const Spectrum& {  // the same draw on the summary's own grid
         if (&stage.fine == &work) return spectrum;
         if (!fine) {
-            replicate_masses(stage.fine, d, req.kind, curves && bootstrap && &stage.curves_from == &stage.fine, fm);
+            replicate_masses(stage.fine, d, req.kind, false, fm);
             fine = std::make_unique<Spectrum>(fm.residual.data(), stage.fine.intervals);
         }
         return *fine;
@@ -342,18 +361,14 @@ Outcome run_replicate(const Plan& plan, const Stage& stage, std::int64_t b, doub
     if (curves) {
         // μ̂ at the band σ, read off at the mesh (a band-limited function: exact).
         const auto nodes = static_cast<std::size_t>(plan.band_out + 1);
-        const bool from_work = &stage.curves_from == &work;
         thread_local std::vector<double> weight, label;
         weight.resize(nodes);
         label.resize(nodes);
         if (bootstrap) {
-            if (!from_work) fine_spectrum();  // fills fm, with the curves' masses
-            const Masses& source = from_work ? m : fm;
-            const std::int64_t g = stage.curves_from.intervals;
-            Spectrum(source.label.data(), g).evaluate(req.band_sigma, label.data(), nullptr, plan.band_out);
-            Spectrum(source.weight.data(), g).evaluate(req.band_sigma, weight.data(), nullptr, plan.band_out);
+            Spectrum(m.label.data(), work.intervals).evaluate(req.band_sigma, label.data(), nullptr, plan.band_out);
+            Spectrum(m.weight.data(), work.intervals).evaluate(req.band_sigma, weight.data(), nullptr, plan.band_out);
         } else {
-            (from_work ? spectrum : fine_spectrum()).evaluate(req.band_sigma, label.data(), nullptr, plan.band_out);
+            spectrum.evaluate(req.band_sigma, label.data(), nullptr, plan.band_out);
             for (std::size_t j = 0; j < nodes; ++j) label[j] += stage.fixed.label[j];
             weight = stage.fixed.weight;
         }
@@ -373,11 +388,13 @@ Replicates resample(const Summary& full, const ResampleRequest& req) {
     plan.full = &full;
     plan.request = req;
     plan.band = std::min(full.intervals, intervals_for_sigma(req.band_sigma));
-    // The band is read off a grid with the mesh's nodes among its own.
+    // The band is read off the mesh itself (exact: Spectrum::evaluate folds
+    // the spectrum), or for the logit metric off a grid fine enough to
+    // interpolate at the mesh's positions.
     const std::int64_t mesh = std::max<std::int64_t>(1, req.mesh_intervals);
-    plan.band_out = full.mapping.is_logit() || plan.band > mesh
+    plan.band_out = full.mapping.is_logit()
                         ? std::max(mesh, std::min(plan.band, intervals_for_sigma(req.band_sigma * 2.0)))
-                        : plan.band;
+                        : std::min(mesh, plan.band);
     const bool curves = req.mesh_intervals > 0;
 
     Replicates out;
@@ -402,7 +419,7 @@ Replicates resample(const Summary& full, const ResampleRequest& req) {
     const double limit = kMinNodesPerSigma / static_cast<double>(full.intervals);
     const double floor = 0.3 / std::cbrt(std::max(1.0, static_cast<double>(full.positive_rows))) / scale;
     plan.hint = std::max(req.hint > 0.0 ? req.hint : floor, limit);
-    const Groups pilot_groups(full.cells, plan.hint);
+    const Groups pilot_groups(full.cells, plan.hint, req.kind, req.weights, full.weight_exp);
     const Base pilot_base(full, full.intervals, req.kind, pilot_groups);
     const Outcome pilot = run_replicate(plan, Stage(plan, pilot_groups, pilot_base, pilot_base), 0, mu_of(0), true);
     record(0, pilot);
@@ -410,8 +427,10 @@ Replicates resample(const Summary& full, const ResampleRequest& req) {
     plan.slope = pilot.slope;
 
     if (req.count > 1) {
-        const Groups groups(full.cells, plan.hint);
-        const std::int64_t work = grid_at_least(kWorkNodesPerSigma / plan.hint, 16, full.intervals);
+        const Groups groups(full.cells, plan.hint, req.kind, req.weights, full.weight_exp);
+        // The work grid resolves σ* near the hint and the band σ of the curves.
+        const double finest = curves || req.at_band ? std::min(plan.hint, req.band_sigma) : plan.hint;
+        const std::int64_t work = grid_at_least(kWorkNodesPerSigma / finest, 16, full.intervals);
         const Base base(full, work, req.kind, groups);
         const Base fine(full, full.intervals, req.kind, groups);
         const Stage stage(plan, groups, base, fine);
@@ -435,6 +454,16 @@ Replicates resample(const Atoms& atoms, const ResampleRequest& req, std::int64_t
     out.mesh_points = curves ? mesh_points(atoms.mapping, band_intervals, req.mesh_intervals) : 0;
     out.mu.assign(static_cast<std::size_t>(req.count * out.mesh_points), kNaN);
     const std::size_t n = atoms.size();
+    std::vector<ConsistencyDraw> consistency;
+    if (req.kind == ResampleKind::Consistency) {
+        consistency.reserve(n);
+        for (std::size_t i = 0; i < n; ++i) {
+            const AtomStats& a0 = atoms.by_label[0][i];
+            const AtomStats& a1 = atoms.by_label[1][i];
+            consistency.emplace_back(a0.rows + a1.rows, a0.weight + a1.weight, a0.weight_sq + a1.weight_sq,
+                                     a0.weight_f + a1.weight_f, weight_exp, req.weights);
+        }
+    }
     const int nthreads = thread_count(req.threads, req.count, 1);
     parallel_for(nthreads, [&](int t) {
         Atoms rep = atoms;
@@ -454,9 +483,7 @@ Replicates resample(const Atoms& atoms, const ResampleRequest& req, std::int64_t
                     rep.by_label[1][i].weight_f = s1 * a1.weight_f;
                 } else {
                     const double weight = a0.weight + a1.weight, weight_f = a0.weight_f + a1.weight_f;
-                    const double s = consistency_factor(rng, a0.rows + a1.rows, weight, a0.weight_sq + a1.weight_sq,
-                                                        weight_f, weight_exp, req.weights);
-                    const double positive = s * weight_f;  // the new label-1 weight
+                    const double positive = consistency[i](rng) * weight_f;  // the new label-1 weight
                     const double f_bar = weight > 0.0 ? weight_f / weight : 0.0;
                     rep.by_label[1][i].weight = positive;
                     rep.by_label[1][i].weight_f = positive * f_bar;

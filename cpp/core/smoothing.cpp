@@ -109,8 +109,10 @@ Spectrum::Spectrum(const double* masses, std::int64_t intervals)
 
 void Spectrum::evaluate(double sigma, double* values, double* antiderivative, std::int64_t out_intervals) const {
     interruption_point();
-    // The output grid may be coarser (exact while the spectrum has decayed
-    // before its Nyquist frequency) or finer (the coefficients beyond G are 0).
+    // The output grid may be finer (the coefficients beyond G are 0) or
+    // coarser: then the coefficients beyond M fold onto 0..M (at the nodes
+    // j/M, cos(πkj/M) and sin(πkj/M) repeat with period 2M in k and are even
+    // and odd about M), so the coarse nodes are exact samples either way.
     const std::int64_t g = out_intervals > 0 ? out_intervals : intervals_, length = 2 * g;
     const std::int64_t known = std::min(g, intervals_);
     const Plans& plans = plans_for(length);
@@ -124,39 +126,56 @@ void Spectrum::evaluate(double sigma, double* values, double* antiderivative, st
     // by ≲ 32 ulp); zero from the first block below e^-55 ≈ 1e-24: what is
     // dropped, ≤ 1e-24·G·max|S_k|, lies below the transform's own rounding.
     const double a = -0.5 * kPi * kPi * sigma * sigma, step = std::exp(32.0 * a);
-    const double* inv = reciprocals(known);  // 1/(πk)
-    std::int64_t kmax = known;
-    for (std::int64_t k0 = 0; k0 <= known; k0 += 64) {
-        double gk[4], ratio[4];
-        for (int i = 0; i < 4; ++i) {
-            const auto kd = static_cast<double>(k0 + i);
-            gk[i] = std::exp(a * kd * kd);
-            ratio[i] = std::exp(a * (8.0 * kd + 16.0));
-        }
-        if (gk[0] < kNegligible) {
-            kmax = k0 - 1;
-            break;
-        }
-        const std::int64_t k1 = std::min(known, k0 + 63);
-        std::int64_t k = k0;
-        for (; k + 3 <= k1; k += 4) {
+    const double* inv = reciprocals(intervals_);  // 1/(πk)
+    // Coefficient k (blocks of 64 from k0 to k1 ≤ `last`) into slot(k, ĝ_k·S_k).
+    auto coefficients = [&](std::int64_t first, std::int64_t last, auto&& slot) {
+        for (std::int64_t k0 = first; k0 <= last; k0 += 64) {
+            double gk[4], ratio[4];
             for (int i = 0; i < 4; ++i) {
-                const double ck = gk[i] * S[k + i];
-                c[2 * (k + i)] = ck;
-                c[2 * (k + i) + 1] = -ck * inv[k + i];
-                gk[i] *= ratio[i];
-                ratio[i] *= step;
+                const auto kd = static_cast<double>(k0 + i);
+                gk[i] = std::exp(a * kd * kd);
+                ratio[i] = std::exp(a * (8.0 * kd + 16.0));
             }
+            if (gk[0] < kNegligible) return k0 - 1;
+            const std::int64_t k1 = std::min(last, k0 + 63);
+            std::int64_t k = k0;
+            for (; k + 3 <= k1; k += 4) {
+                for (int i = 0; i < 4; ++i) {
+                    slot(k + i, gk[i] * S[k + i]);
+                    gk[i] *= ratio[i];
+                    ratio[i] *= step;
+                }
+            }
+            for (int i = 0; k + i <= k1; ++i) slot(k + i, gk[i] * S[k + i]);  // the last block's remainder
         }
-        for (int i = 0; k + i <= k1; ++i) {  // the last block's remainder
-            const double ck = gk[i] * S[k + i];
-            c[2 * (k + i)] = ck;
-            c[2 * (k + i) + 1] = -ck * inv[k + i];
-        }
+        return last;
+    };
+    const std::int64_t kmax = coefficients(0, known, [&](std::int64_t k, double ck) {
+        c[2 * k] = ck;
+        c[2 * k + 1] = -ck * inv[k];
+    });
+    for (std::int64_t k = kmax + 1; k <= g; ++k) c[2 * k] = c[2 * k + 1] = 0.0;
+    if (kmax == known && known < intervals_) {
+        // The inverse transform counts slots 0 and M once and every other
+        // slot twice (as k and −k); the spectrum counts S_G once and every
+        // other S_k twice. So the terms that land on slot 0 or M count twice
+        // there, S_G half as much as the rest, and the sine terms (zero at
+        // the nodes of slots 0 and M) flip sign on the mirrored half.
+        c[2 * g] *= 2.0;
+        coefficients(known + 1, intervals_, [&](std::int64_t k, double ck) {
+            if (k == intervals_) ck *= 0.5;
+            const std::int64_t r = k % length;
+            const std::int64_t at = r <= g ? r : length - r;
+            if (at == 0 || at == g) {
+                c[2 * at] += 2.0 * ck;
+            } else {
+                c[2 * at] += ck;
+                c[2 * at + 1] += r < g ? -ck * inv[k] : ck * inv[k];
+            }
+        });
     }
     c[1] = 0.0;
-    if (kmax >= g) c[2 * g + 1] = 0.0;
-    for (std::int64_t k = kmax + 1; k <= g; ++k) c[2 * k] = c[2 * k + 1] = 0.0;
+    c[2 * g + 1] = 0.0;
     double* out = s.real.data();
     fftw_execute_dft_c2r(plans.backward, reinterpret_cast<fftw_complex*>(c), out);
     // out_j = 2 r(t_j) + O_j with O odd: r_j = (out_j + out_{2G−j})/4, O_j = (out_j − out_{2G−j})/2.

@@ -46,8 +46,8 @@ public:
     double total() const { return coeff_[0] / 2.0; }  // Σ masses
     // r(t_j) into values[0..M] and, unless null, F(t_j) into
     // antiderivative[0..M], on the grid of M = out_intervals (0 means G)
-    // intervals: the same smooth function read off at other nodes, exact
-    // while its spectrum has decayed before M (σM ≥ 4: below e^-79).
+    // intervals: the same smooth function read off at other nodes, exactly
+    // (on a coarser grid the spectrum beyond M folds onto 0..M).
     void evaluate(double sigma, double* values, double* antiderivative, std::int64_t out_intervals = 0) const;
 
 private:
