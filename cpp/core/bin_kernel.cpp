@@ -1,6 +1,7 @@
 #include "bin_kernel.hpp"
 
 #include <algorithm>
+#include <stdexcept>
 #include <cmath>
 #include <limits>
 
@@ -97,7 +98,7 @@ void prefetch_block(const Inputs& in, std::int64_t b) {
 template <class Cell, bool kWeighted, bool kLogit>
 bool bin_typed(const Inputs& in, const PassSpec& spec, std::int64_t begin, std::int64_t end, Cell* cells,
                PassTotals& totals) {
-    constexpr bool kFull = std::is_same_v<Cell, FullCell>;
+    constexpr bool kFull = std::is_same_v<Cell, FullCell>, kLinear = std::is_same_v<Cell, LinearCell>;
     constexpr std::int64_t kStride = static_cast<std::int64_t>(sizeof(Cell) / sizeof(double));
     const Loader load_f = loader_for(in.f.dtype), load_y = loader_for(in.y.dtype);
     const Loader load_w = kWeighted ? loader_for(in.w.dtype) : nullptr;
@@ -147,10 +148,10 @@ bool bin_typed(const Inputs& in, const PassSpec& spec, std::int64_t begin, std::
             const std::int32_t j = std::min(static_cast<std::int32_t>(x), last);  // x ≥ 0: truncation is floor
             lam[k] = x - static_cast<double>(j);
             const double m = kWeighted ? wk[k] : 1.0;
-            if constexpr (kFull) {
+            if constexpr (kFull || kLinear) {
                 slot[k] = 2 * j + static_cast<std::int32_t>(y[k]);
                 mass[k] = m;
-                mass_f[k] = m * fc[k];
+                if constexpr (kFull) mass_f[k] = m * fc[k];
             } else {
                 slot[k] = j;
                 mass[k] = m * (y[k] - fc[k]);
@@ -175,6 +176,17 @@ bool bin_typed(const Inputs& in, const PassSpec& spec, std::int64_t begin, std::
                 c.rows += m > 0.0 ? 1.0 : 0.0;
                 c.w2 += m * m;
             }
+        } else if constexpr (kLinear) {
+            add_powers(base, kStride, slot, lam, mass, count);
+            for (std::int64_t k = 0; k < count; ++k) {
+                LinearCell& c = cells[slot[k]];
+                const double m = mass[k], l2 = lam[k] * lam[k];
+                c.w4 += m * (l2 * l2);
+                if constexpr (kWeighted) {
+                    c.rows += m > 0.0 ? 1.0 : 0.0;
+                    c.w2 += m * m;
+                }
+            }
         } else {
             add_powers(base, kStride, slot, lam, mass, count);
         }
@@ -189,6 +201,11 @@ template <class Cell>
 bool bin_dispatch(const Inputs& in, const PassSpec& spec, std::int64_t begin, std::int64_t end, Cell* cells,
                   PassTotals& totals) {
     const bool logit = spec.mapping.is_logit();
+    if constexpr (std::is_same_v<Cell, LinearCell>) {  // positions are predictions: the l1 metric only
+        if (logit) throw std::logic_error("linear cells need the l1 metric");
+        return in.has_weights() ? bin_typed<Cell, true, false>(in, spec, begin, end, cells, totals)
+                                : bin_typed<Cell, false, false>(in, spec, begin, end, cells, totals);
+    }
     if (in.has_weights()) {
         return logit ? bin_typed<Cell, true, true>(in, spec, begin, end, cells, totals)
                      : bin_typed<Cell, true, false>(in, spec, begin, end, cells, totals);
@@ -205,6 +222,11 @@ bool bin_range(const Inputs& in, const PassSpec& spec, std::int64_t begin, std::
 }
 
 bool bin_range(const Inputs& in, const PassSpec& spec, std::int64_t begin, std::int64_t end, FullCell* cells,
+               PassTotals& totals) {
+    return bin_dispatch(in, spec, begin, end, cells, totals);
+}
+
+bool bin_range(const Inputs& in, const PassSpec& spec, std::int64_t begin, std::int64_t end, LinearCell* cells,
                PassTotals& totals) {
     return bin_dispatch(in, spec, begin, end, cells, totals);
 }

@@ -31,6 +31,17 @@ struct alignas(16) FullCell {
     double rows, w2;
 };
 
+// What the full pass keeps per (cell, label), at index 2·cell + label, for
+// the l1 metric, where a row's prediction is its position (j + λ)/cells: the
+// moments Σw·λ^p for p = 0..4, from which those of w·f follow as
+// (j·Σwλ^p + Σwλ^(p+1))/cells; the rows of positive weight and Σw² (left 0
+// for unit weights: both are then Σλ⁰). One cache line: half the memory of a
+// FullCell pair, and one line touched per row instead of two.
+struct alignas(64) LinearCell {
+    Moments w;
+    double w4, rows, w2, unused;
+};
+
 // Totals of one range of rows.
 struct PassTotals {
     double weight = 0.0;      // Σ w (scaled)
@@ -51,6 +62,8 @@ struct PassSpec {
                    ResidualCell* cells, PassTotals& totals);                                           \
     bool bin_range(const Inputs& in, const PassSpec& spec, std::int64_t begin, std::int64_t end,       \
                    FullCell* cells, PassTotals& totals);                                               \
+    bool bin_range(const Inputs& in, const PassSpec& spec, std::int64_t begin, std::int64_t end,       \
+                   LinearCell* cells, PassTotals& totals);                                             \
     }
 
 SMOOTHECE_DECLARE_BIN_KERNEL(baseline)

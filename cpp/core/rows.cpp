@@ -162,6 +162,34 @@ void to_nodes(const std::vector<FullCell>& cells, Summary& s) {
     s.derive_residual();
 }
 
+// The same for linear cells (l1): the moments of w·f from those of w, and
+// for unit weights the rows and Σw² from the count.
+void to_nodes(const std::vector<LinearCell>& cells, Summary& s, bool unit_weights) {
+    const auto n = static_cast<std::int64_t>(cells.size() / 2);
+    const double per_cell = 1.0 / static_cast<double>(n);
+    for (std::int64_t j = 0; j < n; ++j) {
+        const LinearCell& zero = cells[static_cast<std::size_t>(2 * j)];
+        const LinearCell& one = cells[static_cast<std::size_t>(2 * j + 1)];
+        if (zero.rows == 0.0 && one.rows == 0.0 && empty(zero.w) && empty(one.w)) continue;  // no rows, or all weightless
+        const auto jd = static_cast<double>(j);
+        const std::int64_t c = j / kIntervalsPerResampleCell;
+        for (int y = 0; y < 2; ++y) {
+            const LinearCell& lc = y ? one : zero;
+            const double* w = lc.w.p;
+            const double wf[4] = {(jd * w[0] + w[1]) * per_cell, (jd * w[1] + w[2]) * per_cell,
+                                  (jd * w[2] + w[3]) * per_cell, (jd * w[3] + lc.w4) * per_cell};
+            spread_cubic(y ? s.w1 : s.w0, j, lc.w.p);
+            spread_cubic(y ? s.f1 : s.f0, j, wf);
+            const auto slot = static_cast<std::size_t>(2 * c + y);
+            s.cells.rows[slot] += unit_weights ? w[0] : lc.rows;
+            s.cells.weight[slot] += w[0];
+            s.cells.weight_sq[slot] += unit_weights ? w[0] : lc.w2;
+            s.cells.weight_f[slot] += wf[0];
+        }
+    }
+    s.derive_residual();
+}
+
 template <class Cell>
 void add_cells(std::vector<Cell>& into, const std::vector<Cell>& from) {
     auto* a = reinterpret_cast<double*>(into.data());
@@ -174,7 +202,7 @@ void add_cells(std::vector<Cell>& into, const std::vector<Cell>& from) {
 template <class Cell>
 PassTotals bin_all(const Inputs& in, const PassSpec& spec, std::int64_t threads, std::vector<Cell>& out) {
     const std::int64_t n = in.size();
-    const std::int64_t slots = spec.cells * (std::is_same_v<Cell, FullCell> ? 2 : 1);
+    const std::int64_t slots = spec.cells * (std::is_same_v<Cell, ResidualCell> ? 1 : 2);
     // A thread must have enough rows to repay zeroing and merging its cells.
     const auto cell_doubles = static_cast<std::int64_t>(sizeof(Cell) / sizeof(double));
     const int nthreads = thread_count(threads, n, std::max<std::int64_t>(kChunk, 2 * slots * cell_doubles));
@@ -237,7 +265,8 @@ Summary summarize_with(const Inputs& in, const PassOptions& opts) {
         totals = bin_all(in, spec, opts.threads, cells);
     }
     Summary s = Summary::empty(opts.mapping, opts.content, opts.intervals);
-    to_nodes(cells, s);
+    if constexpr (std::is_same_v<Cell, LinearCell>) to_nodes(cells, s, !in.has_weights());
+    else to_nodes(cells, s);
     s.rows = static_cast<std::uint64_t>(in.size());
     s.positive_rows = static_cast<std::uint64_t>(totals.positive_rows);
     s.weight = totals.weight;
@@ -299,8 +328,9 @@ void check_shapes(const Inputs& in, bool allow_empty) {
 Summary summarize_rows(const Inputs& in, const PassOptions& opts) {
     check_shapes(in, opts.allow_zero_weight);
     if (opts.intervals < 1) throw std::logic_error("a pass needs at least one interval");
-    Summary s = opts.content == Content::Full ? summarize_with<FullCell>(in, opts)
-                                              : summarize_with<ResidualCell>(in, opts);
+    Summary s = opts.content == Content::Residual ? summarize_with<ResidualCell>(in, opts)
+                : opts.mapping.is_logit()            ? summarize_with<FullCell>(in, opts)
+                                                     : summarize_with<LinearCell>(in, opts);
     if (!(s.weight > 0.0) && !opts.allow_zero_weight) {
         throw InputError(std::string(in.has_weights() ? in.w.name : "weights") +
                              ": the weights sum to zero; at least one must be positive",

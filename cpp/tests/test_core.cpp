@@ -85,6 +85,32 @@ int main() {
         const double expected = std::fabs(3.0 * (1.0 - 0.3) - 7.001 * 0.3) / 20.001;
         check(std::fabs(smece(r) - expected) < 1e-16, "atoms below the grid: sigma* exact");
     }
+    // The full pass's node masses (for l1 the moments of w·f follow from
+    // those of w) give the residual that the residual pass sums directly.
+    for (bool weighted : {false, true}) {
+        const Rows r = random_rows(200000, 5, weighted);
+        PassOptions opts;
+        opts.mapping = Mapping::l1();
+        opts.intervals = 4096;
+        opts.threads = 2;
+        opts.content = Content::Residual;
+        const Summary direct = summarize_rows(r.inputs(), opts);
+        opts.content = Content::Full;
+        const Summary full = summarize_rows(r.inputs(), opts);
+        double worst = 0.0, scale = 0.0, weight = 0.0, weight_f = 0.0, f_sum = 0.0;
+        for (std::size_t j = 0; j < direct.residual.size(); ++j) {
+            worst = std::max(worst, std::fabs(full.residual[j] - direct.residual[j]));
+            scale = std::max(scale, std::fabs(full.w0[j]) + std::fabs(full.w1[j]));
+            f_sum += full.f0[j] + full.f1[j];
+        }
+        for (std::size_t i = 0; i < r.f.size(); ++i) {
+            const double w = weighted ? r.w[i] : 1.0;
+            weight += w;
+            weight_f += w * r.f[i];
+        }
+        check(worst <= 1e-12 * scale && std::fabs(f_sum * std::ldexp(1.0, -full.weight_exp) - weight_f) <= 1e-10 * weight,
+              std::string("full pass (l1") + (weighted ? ", weighted" : "") + "): residual as the residual pass, sum of w*f exact");
+    }
     // The smoothed masses read off a coarser grid are exact samples of the
     // fine grid's values, also where the spectrum has not decayed by the
     // coarse grid's Nyquist frequency (σ = 1.5 coarse nodes: it folds).
