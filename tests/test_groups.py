@@ -173,6 +173,38 @@ def test_bad_rows_are_located_in_the_callers_arrays():
     np.testing.assert_array_equal(f, before)
 
 
+@pytest.mark.parametrize("weighted", [False, True])
+def test_grouped_rows_in_batches_answer_as_smece_by_group_on_all_rows(data, weighted):
+    # The command line's --by: batches (in float32 too, keys new in later batches, one of no rows)
+    # handed to the core as parts, their codes renumbered in place: smece_by_group's numbers, bit for bit.
+    from smoothece.groups import GroupedRows
+
+    f, y, g, w = data
+    w = w if weighted else None
+    keys = np.array([f"user {k:02d}" for k in g])
+    order = np.argsort(g % 7, kind="stable")  # groups 0, 7, 14, ... first: later batches bring new keys
+    f, y, keys = f[order], y[order], keys[order]
+    w = None if w is None else w[order]
+    rows = GroupedRows()
+    for lo in range(0, f.size, 7000):
+        hi = min(f.size, lo + 7000)
+        rows.update(f[lo:hi], y[lo:hi], keys[lo:hi], None if w is None else w[lo:hi])
+    rows.update(f[:0], y[:0], keys[:0], None if w is None else w[:0])
+    assert len(rows) == 40
+    got = rows.smece_by_group(n_boot=50, test=True, n_sim=50, seed=4)
+    want = smece_by_group(f, y, keys, weights=w, n_boot=50, test=True, n_sim=50, seed=4)
+    assert list(got.keys) == list(want.keys) == sorted(set(keys.tolist()))
+    for name in ("n", "total_weight", "smece", "low", "high", "p_value", "p_adjusted"):
+        np.testing.assert_array_equal(getattr(got, name), getattr(want, name), err_msg=name)
+    with pytest.raises(RuntimeError, match="answers once"):
+        rows.smece_by_group()
+    parts = GroupedRows().update(f[:9000].astype(np.float32), y[:9000], keys[:9000])
+    parts.update(f[9000:], y[9000:], keys[9000:])
+    mixed = parts.smece_by_group()
+    np.testing.assert_array_equal(mixed.smece, smece_by_group(np.concatenate([f[:9000].astype(np.float32).astype(
+        np.float64), f[9000:]]), y, keys).smece)
+
+
 def test_grouped_sketch_streams_merges_and_serializes(data):
     f, y, g, w = data
     keys = np.array([f"user {k}" for k in g])

@@ -56,15 +56,23 @@ void register_groups(py::module_& m) {
 
     m.def(
         "smece_by_group",
-        [](const py::array& f, const py::array& y, const std::optional<py::array>& w, double clip_lo, double clip_hi,
-           const py::array_t<std::int64_t, py::array::c_style>& codes, std::int64_t groups, const std::string& metric,
-           std::int64_t n_boot, std::int64_t n_sim, double level, std::uint64_t seed, const std::string& weights,
-           std::int64_t threads) {
-            const Inputs in = as_inputs(f, y, w, clip_lo, clip_hi);
-            const std::int64_t* c = codes_of(codes, in.size());
+        // The rows in parts (lists of arrays, one sequence): a reader's batches need no joining.
+        [](const std::vector<py::array>& f, const std::vector<py::array>& y,
+           const std::optional<std::vector<py::array>>& w, double clip_lo, double clip_hi,
+           const std::vector<py::array_t<std::int64_t, py::array::c_style>>& codes, std::int64_t groups,
+           const std::string& metric, std::int64_t n_boot, std::int64_t n_sim, double level, std::uint64_t seed,
+           const std::string& weights, std::int64_t threads) {
+            if (f.empty() || y.size() != f.size() || codes.size() != f.size() || (w && w->size() != f.size()))
+                throw py::value_error("f, y, weights and codes must come in the same number of parts");
+            std::vector<Inputs> parts;
+            std::vector<const std::int64_t*> part_codes;
+            for (std::size_t p = 0; p < f.size(); ++p) {
+                parts.push_back(as_inputs(f[p], y[p], w ? std::optional<py::array>((*w)[p]) : std::nullopt, clip_lo, clip_hi));
+                part_codes.push_back(codes_of(codes[p], parts.back().size()));
+            }
             const GroupOptions options = as_options(metric, n_boot, n_sim, level, seed, weights);
             return answers_to_dict(without_gil([&] {
-                const GroupedRows grouped = gather_groups(in, c, groups, threads);
+                const GroupedRows grouped = gather_groups(parts, part_codes, groups, threads);
                 return answer_groups(grouped, options, threads);
             }));
         },

@@ -198,12 +198,27 @@ Inputs GroupedRows::rows_of(std::int64_t g) const {
     return in;
 }
 
-GroupedRows gather_groups(const Inputs& in, const std::int64_t* codes, std::int64_t groups, std::int64_t threads) {
-    check_shapes(in);
-    const std::int64_t n = in.size();
+GroupedRows gather_groups(const std::vector<Inputs>& parts, const std::vector<const std::int64_t*>& codes,
+                          std::int64_t groups, std::int64_t threads) {
+    if (parts.empty() || codes.size() != parts.size()) throw std::logic_error("one array of codes per part");
+    // The parts are one sequence of rows: part p holds rows [start[p], start[p + 1]).
+    std::vector<std::int64_t> start(parts.size() + 1, 0);
+    for (std::size_t p = 0; p < parts.size(); ++p) {
+        check_shapes(parts[p], /*allow_empty=*/parts.size() > 1);
+        start[p + 1] = start[p] + parts[p].size();
+    }
+    const std::int64_t n = start.back();
     GroupedRows out;
-    out.clip_lo = in.clip_lo;
-    out.clip_hi = in.clip_hi;
+    out.clip_lo = parts[0].clip_lo;
+    out.clip_hi = parts[0].clip_hi;
+    const bool weighted = parts[0].has_weights();
+    // fn(part, first, last) for the pieces of the parts that rows [b, e) cover.
+    auto for_pieces = [&](std::int64_t b, std::int64_t e, auto&& fn) {
+        for (std::size_t p = 0; p < parts.size(); ++p) {
+            const std::int64_t lo = std::max(b, start[p]), hi = std::min(e, start[p + 1]);
+            if (lo < hi) fn(p, lo - start[p], hi - start[p]);
+        }
+    };
     // A counting sort, each thread over its own contiguous share of the rows:
     // counts per (share, group), then every share scatters from its own
     // cursors, so the rows of a group keep their original order.
@@ -214,14 +229,16 @@ GroupedRows gather_groups(const Inputs& in, const std::int64_t* codes, std::int6
     parallel_for(shares, [&](int t) {
         std::vector<std::int64_t>& count = cursor[static_cast<std::size_t>(t)];
         count.assign(static_cast<std::size_t>(groups), 0);
-        for (std::int64_t i = share_begin(t); i < share_begin(t + 1); ++i) {
-            const std::int64_t c = codes[i];
-            if (c < 0 || c >= groups) {
-                out_of_range = true;
-                return;
+        for_pieces(share_begin(t), share_begin(t + 1), [&](std::size_t p, std::int64_t first, std::int64_t last) {
+            const std::int64_t* c = codes[p];
+            for (std::int64_t i = first; i < last; ++i) {
+                if (c[i] < 0 || c[i] >= groups) {
+                    out_of_range = true;
+                    return;
+                }
+                ++count[static_cast<std::size_t>(c[i])];
             }
-            ++count[static_cast<std::size_t>(c)];
-        }
+        });
     });
     if (out_of_range) throw std::logic_error("a group code out of range");
     out.offset.assign(static_cast<std::size_t>(groups + 1), 0);
@@ -237,30 +254,39 @@ GroupedRows gather_groups(const Inputs& in, const std::int64_t* codes, std::int6
     out.offset.back() = at;
     out.f.resize(static_cast<std::size_t>(n));
     out.y.resize(static_cast<std::size_t>(n));
-    if (in.has_weights()) out.w.resize(static_cast<std::size_t>(n));
+    if (weighted) out.w.resize(static_cast<std::size_t>(n));
     // Checked in the same pass, as smece checks them (the groups' own passes
-    // then find nothing): a bad row is reported in the caller's coordinates.
-    std::atomic<bool> bad{false};
+    // then find nothing): a bad row is reported in its part's coordinates.
+    std::vector<std::atomic<bool>> bad(parts.size());
     parallel_for(shares, [&](int t) {
         std::int64_t* next = cursor[static_cast<std::size_t>(t)].data();
-        bool share_bad = false;
-        for_each_block(in, share_begin(t), share_begin(t + 1),
-                       [&](std::int64_t begin, std::int64_t count, const double* f, const double* y, const double* w) {
-                           for (std::int64_t k = 0; k < count; ++k) {
-                               const auto to = static_cast<std::size_t>(next[codes[begin + k]]++);
-                               out.f[to] = f[k];
-                               out.y[to] = y[k] == 1.0 ? 1 : 0;
-                               share_bad |= !(f[k] >= in.clip_lo && f[k] <= in.clip_hi) || !(y[k] == 0.0 || y[k] == 1.0);
-                               if (w) {
-                                   out.w[to] = w[k];
-                                   share_bad |= !(w[k] >= 0.0 && w[k] <= std::numeric_limits<double>::max());
+        for_pieces(share_begin(t), share_begin(t + 1), [&](std::size_t p, std::int64_t first, std::int64_t last) {
+            const Inputs& in = parts[p];
+            const std::int64_t* c = codes[p];
+            bool piece_bad = false;
+            for_each_block(in, first, last,
+                           [&](std::int64_t begin, std::int64_t count, const double* f, const double* y, const double* w) {
+                               for (std::int64_t k = 0; k < count; ++k) {
+                                   const auto to = static_cast<std::size_t>(next[c[begin + k]]++);
+                                   out.f[to] = f[k];
+                                   out.y[to] = y[k] == 1.0 ? 1 : 0;
+                                   piece_bad |= !(f[k] >= in.clip_lo && f[k] <= in.clip_hi) || !(y[k] == 0.0 || y[k] == 1.0);
+                                   if (w) {
+                                       out.w[to] = w[k];
+                                       piece_bad |= !(w[k] >= 0.0 && w[k] <= std::numeric_limits<double>::max());
+                                   }
                                }
-                           }
-                       });
-        if (share_bad) bad = true;
+                           });
+            if (piece_bad) bad[p] = true;
+        });
     });
-    if (bad) report_bad_rows(in);
+    for (std::size_t p = 0; p < parts.size(); ++p)
+        if (bad[p]) report_bad_rows(parts[p]);
     return out;
+}
+
+GroupedRows gather_groups(const Inputs& in, const std::int64_t* codes, std::int64_t groups, std::int64_t threads) {
+    return gather_groups(std::vector<Inputs>{in}, std::vector<const std::int64_t*>{codes}, groups, threads);
 }
 
 double quantile_sorted(const std::vector<double>& sorted, double q) {

@@ -42,6 +42,10 @@ struct GroupedRows {
 // [0, groups)), on up to `threads` threads; groups without rows are allowed
 // and stay empty.
 GroupedRows gather_groups(const Inputs& in, const std::int64_t* codes, std::int64_t groups, std::int64_t threads);
+// The same over rows given in parts (one sequence, part after part), with the
+// codes of each part's rows; a bad row is reported with its index in its part.
+GroupedRows gather_groups(const std::vector<Inputs>& parts, const std::vector<const std::int64_t*>& codes,
+                          std::int64_t groups, std::int64_t threads);
 
 struct GroupOptions {
     Metric metric = Metric::L1;

@@ -258,11 +258,111 @@ def smece_by_group(
     codes, keys, ordered = factorize_keys(groups, f_arr.shape[0], threads=_validate.threads(threads))
     n_boot, n_sim, level, seed, kind = _options(n_boot, test, n_sim, level, seed, weight_kind)
     try:
-        answers = _core.smece_by_group(f_arr, y_arr, w_arr, lo, hi, codes, len(keys), _validate.metric(metric),
-                                       n_boot, n_sim, level, seed, kind, _validate.threads(threads))
+        answers = _core.smece_by_group([f_arr], [y_arr], None if w_arr is None else [w_arr], lo, hi, [codes], len(keys),
+                                       _validate.metric(metric), n_boot, n_sim, level, seed, kind,
+                                       _validate.threads(threads))
     except InputError as err:
         raise _validate.with_hint(err, f_arr, y_arr, clip) from None
     return _result(keys, ordered, answers, level=level, n_boot=n_boot, n_sim=n_sim, seed=seed, metric=metric)
+
+
+# --- Batches of rows (the command line's --by) -------------------------------------------------
+
+class GroupedRows:
+    """Batches of rows with their group keys, kept as arrays and answered once
+    at the end by the grouped core call: for a file read in chunks, what
+    :func:`smece_by_group` gives on all its rows, bit for bit.
+
+    The command line's ``--by`` uses it rather than a :class:`GroupedSketch`:
+    about 17 bytes a row (a sketch in its exact form keeps ~72 bytes a row in
+    memory, and rebuilds every touched group's atoms at each batch), and one
+    gathering pass instead of thousands of sketch updates per batch
+    (``bench/cli_bench.py``). The rows must have been checked (the command's
+    overall sketch checks every batch first); keys as in :func:`smece_by_group`,
+    groups in sorted key order as :meth:`GroupedSketch.smece_by_group` has them.
+    It answers once: the batches are handed to the core as they are, their
+    codes renumbered in place into the groups' order.
+    """
+
+    __slots__ = ("_metric", "_clip", "_keys", "_sorted", "_sorted_codes", "_parts", "_answered")
+
+    def __init__(self, metric: str = "l1", clip: Union[bool, float] = False):
+        self._metric = _validate.metric(metric)
+        self._clip = _validate.clip_range(clip)
+        self._keys: Optional[np.ndarray] = None  # the distinct keys, in order of first appearance
+        self._sorted: Optional[np.ndarray] = None  # the same keys sorted, and their codes: batches look up there
+        self._sorted_codes = np.empty(0, dtype=np.int64)
+        self._parts: list = []
+        self._answered = False
+
+    def update(self, f: ArrayLike, y: ArrayLike, groups: ArrayLike, weights: Optional[ArrayLike] = None, *,
+               threads: Optional[int] = None) -> "GroupedRows":
+        """Keeps a batch of rows with their group keys."""
+        if self._answered:
+            raise RuntimeError("GroupedRows answers once; it takes no rows after that")
+        f_arr, y_arr, w_arr = _validate.rows(f, y, weights, allow_empty=True)
+        if f_arr.shape[0] == 0:
+            return self
+        codes, keys, _ = factorize_keys(groups, f_arr.shape[0], threads=_validate.threads(threads))
+        self._parts.append((f_arr, y_arr, w_arr, self._global_codes(keys)[codes]))
+        return self
+
+    def _global_codes(self, keys: np.ndarray) -> np.ndarray:
+        """The codes of a batch's distinct keys, new keys numbered on (a search in the sorted keys, no loop)."""
+        if self._keys is None:
+            self._keys, order = keys, np.argsort(keys, kind="stable")
+            self._sorted, self._sorted_codes = keys[order], order.astype(np.int64)
+            return np.arange(keys.size, dtype=np.int64)
+        at = np.minimum(np.searchsorted(self._sorted, keys), self._sorted.size - 1)
+        known = self._sorted[at] == keys
+        out = np.empty(keys.size, dtype=np.int64)
+        out[known] = self._sorted_codes[at[known]]
+        new = keys[~known]
+        if new.size:
+            out[~known] = self._keys.size + np.arange(new.size)
+            self._keys = np.concatenate([self._keys, new])
+            merged = np.concatenate([self._sorted, new])
+            order = np.argsort(merged, kind="stable")
+            self._sorted = merged[order]
+            self._sorted_codes = np.concatenate([self._sorted_codes, out[~known]])[order]
+        return out
+
+    def __len__(self) -> int:
+        return 0 if self._keys is None else int(self._keys.size)
+
+    def smece_by_group(self, *, n_boot: int = 0, test: bool = False, n_sim: int = 1000, seed: Optional[int] = None,
+                       level: float = 0.95, weight_kind: str = "importance",
+                       threads: Optional[int] = None) -> GroupedCalibration:
+        """As :func:`smece_by_group` on all the rows kept (groups sorted by key)."""
+        n_boot, n_sim, level, seed, kind = _options(n_boot, test, n_sim, level, seed, weight_kind)
+        if not self._parts:  # no rows: no groups
+            return GroupedSketch(metric=self._metric).smece_by_group(n_boot=n_boot, test=test, n_sim=n_sim, seed=seed,
+                                                                     level=level, weight_kind=kind)
+        if self._answered:
+            raise RuntimeError("GroupedRows answers once (its batches' codes became the groups' order)")
+        self._answered = True
+        keys, order = self._keys, self._sorted_codes  # the codes of the keys in sorted order
+        rank = np.empty(order.size, dtype=np.int64)
+        rank[order] = np.arange(order.size)
+        f, y, w, codes = (list(c) for c in zip(*self._parts))
+        for c in codes:  # each batch's codes become group numbers in key order, in place (no new memory)
+            np.take(rank, c, out=c)
+        lo, hi = self._clip
+        answers = _core.smece_by_group(f, y, None if w[0] is None else w, lo, hi, codes, len(keys), self._metric,
+                                       n_boot, n_sim, level, seed, kind, _validate.threads(threads))
+        return _result(keys[order], keys.dtype.kind in "biufMm", answers, level=level, n_boot=n_boot, n_sim=n_sim,
+                       seed=seed, metric=self._metric)
+
+
+def _code_in(codes: dict, keys: list, key) -> int:
+    """The global code of a batch's distinct key (numpy scalars as Python values, dates as they are)."""
+    if isinstance(key, np.generic) and not isinstance(key, np.datetime64):
+        key = key.item()
+    code = codes.get(key)
+    if code is None:
+        code = codes[key] = len(keys)
+        keys.append(key)
+    return code
 
 
 # --- Streams -----------------------------------------------------------------------------------
@@ -330,11 +430,7 @@ class GroupedSketch:
         self._codes: dict = {}
 
     def _code_of(self, key) -> int:
-        code = self._codes.get(key)
-        if code is None:
-            code = self._codes[key] = len(self._keys)
-            self._keys.append(key)
-        return code
+        return _code_in(self._codes, self._keys, key)
 
     def update(self, f: ArrayLike, y: ArrayLike, groups: ArrayLike, weights: Optional[ArrayLike] = None, *,
                clip: Union[bool, float] = False, threads: Optional[int] = None) -> "GroupedSketch":
@@ -345,8 +441,7 @@ class GroupedSketch:
             return self
         codes, keys, _ = factorize_keys(groups, f_arr.shape[0], threads=_validate.threads(threads))
         known = len(self._keys)
-        to_global = np.array([self._code_of(k.item() if isinstance(k, np.generic) and not isinstance(k, np.datetime64)
-                                            else k) for k in keys], dtype=np.int64)
+        to_global = np.array([self._code_of(k) for k in keys], dtype=np.int64)
         try:
             self._core.update(f_arr, y_arr, w_arr, lo, hi, to_global[codes], _validate.threads(threads))
         except Exception:

@@ -1,8 +1,9 @@
 """The commands: ``score``, ``plot`` and ``demo``.
 
-A file is streamed into sketches (one :class:`~smoothece.CalibrationSketch`,
-plus a :class:`~smoothece.GroupedSketch` with ``--by``) in either metric, so
-memory does not grow with the file; only ``plot --binned`` keeps the columns.
+A file is streamed into a :class:`~smoothece.CalibrationSketch` in either
+metric, so memory does not grow with the file; ``--by`` keeps the rows by
+group (about 17 bytes a row, answered at the end as :func:`smece_by_group`
+answers arrays), and ``plot --binned`` keeps the columns.
 When a value is refused, the error names the file's line (and group), and the
 rest of the file is read, checks only, to say how many values are bad.
 """
@@ -27,7 +28,7 @@ from .. import _validate
 from .._errors import InputError, ResolutionWarning
 from .errors import EXIT_OK, CLIError, usage_error
 from .progress import Status, dash, one_line
-from .tables import DEFAULT_CHUNKSIZE, DEFAULT_GROUPED_CHUNKSIZE, ROLES, Chunk, Table, open_table
+from .tables import DEFAULT_CHUNKSIZE, ROLES, Chunk, Table, open_table
 
 PLOT_SUFFIXES = (".png", ".svg", ".pdf")
 _MAX_SIDE = (1 << 16) - 1  # Agg draws images of less than 2^16 pixels a side
@@ -40,7 +41,7 @@ _RULES = {"y": "labels must be 0 or 1", "weights": "weights must be finite and n
 # ---------------------------------------------------------------------------------------------------------------
 
 class Reading:
-    """What :func:`read_table` read: the sketch of all rows, the grouped sketch
+    """What :func:`read_table` read: the sketch of all rows, the rows by group
     (with ``--by``), the table (its name, dropped rows) and, when collected,
     the columns ``f``, ``y``, ``w``."""
 
@@ -59,22 +60,20 @@ def open_args_table(args) -> Table:
         columns["weights"] = args.weight
     if args.by is not None:
         columns["groups"] = args.by
-    chunksize = args.chunksize or (DEFAULT_GROUPED_CHUNKSIZE if args.by is not None else DEFAULT_CHUNKSIZE)
+    chunksize = args.chunksize or DEFAULT_CHUNKSIZE
     return open_table(args.file, columns, fmt=args.format, chunksize=chunksize, dropna=args.dropna)
 
 
 def read_table(table: Table, *, metric: str = "l1", clip=False, resolution: Optional[int] = None,
                grouped: bool = False, collect: bool = False) -> Reading:
-    """Streams the table into a sketch (and a grouped sketch), which check every value."""
-    from ..groups import GroupedSketch
+    """Streams the table into a sketch, which checks every value (and with ``grouped`` keeps the rows by
+    group: answering them once at the end costs less, in time and memory, than a sketch per group)."""
+    from ..groups import GroupedRows
     from ..sketch import DEFAULT_RESOLUTION, CalibrationSketch
 
     resolution = resolution or DEFAULT_RESOLUTION
     sketch = CalibrationSketch(resolution, metric)
-    # The overall answer comes from a sketch of its own rather than GroupedSketch.total(): one more
-    # sketch update per chunk costs little, while merging thousands of groups' sketches into one grid
-    # costs seconds (bench/cli_bench.py).
-    groups = GroupedSketch(resolution, metric) if grouped else None
+    groups = GroupedRows(metric, clip) if grouped else None
     parts = []
     chunks = read_ahead(table.chunks())
     for chunk in chunks:
@@ -83,7 +82,7 @@ def read_table(table: Table, *, metric: str = "l1", clip=False, resolution: Opti
         try:
             sketch.update(chunk.f, chunk.y, chunk.w, clip=clip)
             if groups is not None:
-                groups.update(chunk.f, chunk.y, chunk.groups, chunk.w, clip=clip)
+                groups.update(chunk.f, chunk.y, chunk.groups, chunk.w)
         except InputError as err:
             raise _value_error(table, chunk, err, chunks, clip, sketch.n) from None
         if collect:
@@ -101,9 +100,8 @@ def read_ahead(chunks: Iterator[Chunk]) -> Iterator[Chunk]:
     """The chunks, the next one read in a thread while the caller works on this one.
 
     pyarrow parses without the GIL and the sketches update without it, so on
-    two cores reading and updating overlap (with --by, the groups' sketches
-    cost about as much as the parsing). Errors of the reader are raised here,
-    in order; closing this generator stops the reader."""
+    two cores reading and updating overlap. Errors of the reader are raised
+    here, in order; closing this generator stops the reader."""
     ready: queue.Queue = queue.Queue(maxsize=1)
     stop = threading.Event()
     end = object()

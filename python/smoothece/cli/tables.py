@@ -33,10 +33,9 @@ NA_TOKENS = ("", "NA", "N/A", "n/a", "na", "NaN", "nan", "NAN", "-nan", "-NaN", 
              "#N/A", "<NA>")
 
 #: Rows per chunk, unless --chunksize says otherwise. A sketch update has a
-#: fixed cost (about 2 ms; per group in a grouped sketch), so chunks are not
-#: small; memory grows with them, so they are not large either.
+#: fixed cost (about 2 ms), so chunks are not small; memory grows with them,
+#: so they are not large either.
 DEFAULT_CHUNKSIZE = 200_000
-DEFAULT_GROUPED_CHUNKSIZE = 2_000_000
 
 #: The library's names of the columns (its error messages and InputError.argument use them).
 ROLES = ("f", "y", "weights", "groups")
