@@ -46,6 +46,34 @@ Loader loader_for(DType dtype) {
 // are the same either way, so both builds give identical sums.
 void add_powers(double* base, std::int64_t stride, const std::int32_t* slot, const double* lam, const double* mass,
                 std::int64_t count) {
+    // Every row of the block in one cell (a base rate, a point mass): each
+    // add would wait for the one before it, so the sums go to four lanes
+    // first and into the cell once.
+    unsigned other = 0;
+    for (std::int64_t i = 0; i < count; ++i) other |= static_cast<unsigned>(slot[i] != slot[0]);
+    if (count >= 8 && other == 0) {
+        double lane[4][4] = {};
+        std::int64_t i = 0;
+        for (; i + 4 <= count; i += 4) {
+            for (int j = 0; j < 4; ++j) {
+                const double l = lam[i + j], m = mass[i + j], l2 = l * l;
+                lane[j][0] += m;
+                lane[j][1] += m * l;
+                lane[j][2] += m * l2;
+                lane[j][3] += m * (l2 * l);
+            }
+        }
+        for (int j = 0; i < count; ++i, ++j) {
+            const double l = lam[i], m = mass[i], l2 = l * l;
+            lane[j][0] += m;
+            lane[j][1] += m * l;
+            lane[j][2] += m * l2;
+            lane[j][3] += m * (l2 * l);
+        }
+        double* dst = base + static_cast<std::int64_t>(slot[0]) * stride;
+        for (int p = 0; p < 4; ++p) dst[p] += (lane[0][p] + lane[1][p]) + (lane[2][p] + lane[3][p]);
+        return;
+    }
     std::int64_t k = 0;
 #if defined(__AVX2__)
     for (; k + 4 <= count; k += 4) {

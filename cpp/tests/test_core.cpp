@@ -75,6 +75,20 @@ int main() {
             check(std::fabs(smece_sigma(one, sigma) - 0.7) < 1e-12, "single row: smECE_sigma = 0.7 at sigma " + std::to_string(sigma));
         check(std::fabs(smece(one) - 0.7) < 1e-12, "single row: sigma* = 0.7");
     }
+    // A base rate: 1000 rows at one prediction (the kernel sums a block in one
+    // cell in lanes): r = R·K̃σ(·, 0.3) with R = Σ(y − f), so smECEσ = |R|/n at every σ.
+    {
+        Rows base;
+        double residual = 0.0;
+        for (int i = 0; i < 1000; ++i) {
+            base.f.push_back(0.3);
+            base.y.push_back(i % 7 < 2 ? 1 : 0);
+            residual += base.y.back() - 0.3;
+        }
+        for (double sigma : {0.01, 0.05, 0.3})
+            check(std::fabs(smece_sigma(base, sigma) - std::fabs(residual) / 1000.0) < 1e-12,
+                  "base rate: smECE_sigma = |sum of residuals|/n at sigma " + std::to_string(sigma));
+    }
     // A mass at an end point is its own mirror image: f = 0, y = 1 gives 1.
     check(std::fabs(smece_sigma(Rows{{0.0}, {}, {1}}, 0.1) - 1.0) < 1e-12, "mass at 0 counts twice");
     // Every residual zero: sigma* = 0 exactly.
