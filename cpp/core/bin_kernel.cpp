@@ -1,9 +1,9 @@
 #include "bin_kernel.hpp"
 
 #include <algorithm>
-#include <stdexcept>
 #include <cmath>
 #include <limits>
+#include <stdexcept>
 
 #if defined(__AVX2__)
 #include <immintrin.h>
@@ -53,22 +53,13 @@ void add_powers(double* base, std::int64_t stride, const std::int32_t* slot, con
     for (std::int64_t i = 0; i < count; ++i) other |= static_cast<unsigned>(slot[i] != slot[0]);
     if (count >= 8 && other == 0) {
         double lane[4][4] = {};
-        std::int64_t i = 0;
-        for (; i + 4 <= count; i += 4) {
-            for (int j = 0; j < 4; ++j) {
-                const double l = lam[i + j], m = mass[i + j], l2 = l * l;
-                lane[j][0] += m;
-                lane[j][1] += m * l;
-                lane[j][2] += m * l2;
-                lane[j][3] += m * (l2 * l);
-            }
-        }
-        for (int j = 0; i < count; ++i, ++j) {
+        for (std::int64_t i = 0; i < count; ++i) {  // row i to lane i mod 4
             const double l = lam[i], m = mass[i], l2 = l * l;
-            lane[j][0] += m;
-            lane[j][1] += m * l;
-            lane[j][2] += m * l2;
-            lane[j][3] += m * (l2 * l);
+            double* sums = lane[i & 3];
+            sums[0] += m;
+            sums[1] += m * l;
+            sums[2] += m * l2;
+            sums[3] += m * (l2 * l);
         }
         double* dst = base + static_cast<std::int64_t>(slot[0]) * stride;
         for (int p = 0; p < 4; ++p) dst[p] += (lane[0][p] + lane[1][p]) + (lane[2][p] + lane[3][p]);
