@@ -354,17 +354,6 @@ class GroupedRows:
                        seed=seed, metric=self._metric)
 
 
-def _code_in(codes: dict, keys: list, key) -> int:
-    """The global code of a batch's distinct key (numpy scalars as Python values, dates as they are)."""
-    if isinstance(key, np.generic) and not isinstance(key, np.datetime64):
-        key = key.item()
-    code = codes.get(key)
-    if code is None:
-        code = codes[key] = len(keys)
-        keys.append(key)
-    return code
-
-
 # --- Streams -----------------------------------------------------------------------------------
 
 _KEY_FORMAT = b"SMECEGK\0"
@@ -430,7 +419,11 @@ class GroupedSketch:
         self._codes: dict = {}
 
     def _code_of(self, key) -> int:
-        return _code_in(self._codes, self._keys, key)
+        code = self._codes.get(key)
+        if code is None:
+            code = self._codes[key] = len(self._keys)
+            self._keys.append(key)
+        return code
 
     def update(self, f: ArrayLike, y: ArrayLike, groups: ArrayLike, weights: Optional[ArrayLike] = None, *,
                clip: Union[bool, float] = False, threads: Optional[int] = None) -> "GroupedSketch":
@@ -441,7 +434,8 @@ class GroupedSketch:
             return self
         codes, keys, _ = factorize_keys(groups, f_arr.shape[0], threads=_validate.threads(threads))
         known = len(self._keys)
-        to_global = np.array([self._code_of(k) for k in keys], dtype=np.int64)
+        to_global = np.array([self._code_of(k.item() if isinstance(k, np.generic) and not isinstance(k, np.datetime64)
+                                            else k) for k in keys], dtype=np.int64)
         try:
             self._core.update(f_arr, y_arr, w_arr, lo, hi, to_global[codes], _validate.threads(threads))
         except Exception:
