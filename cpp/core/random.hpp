@@ -389,15 +389,8 @@ public:
 
     double exponential() { return -portable::log(uniform_open()); }
 
-    // Gamma(shape, scale 1), shape > 0: Marsaglia & Tsang (2000) for shape ≥ 1;
-    // below, Gamma(shape + 1)·U^(1/shape), which may underflow to 0 for tiny shapes.
-    double gamma(double shape) {
-        if (!(shape > 0.0 && shape < std::numeric_limits<double>::infinity()))
-            throw std::invalid_argument("gamma: the shape must be positive and finite");
-        if (shape >= 1.0) return gamma_at_least_one(shape);
-        const double g = gamma_at_least_one(shape + 1.0);
-        return g * portable::exp(portable::log(uniform_open()) / shape);
-    }
+    // Gamma(shape, scale 1), shape > 0 (see Gamma).
+    double gamma(double shape);
 
     // Beta(a, b) = X/(X + Y) for X ~ Gamma(a), Y ~ Gamma(b), a, b > 0. When a or
     // b is below 1 the gammas are drawn as logarithms, so that neither
@@ -442,22 +435,7 @@ private:
         }
     }
 
-    double gamma_at_least_one(double shape) {
-        const double d = shape - 1.0 / 3;
-        const double c = 1.0 / std::sqrt(9.0 * d);
-        for (;;) {
-            double x, v;
-            do {
-                x = normal();
-                v = 1.0 + c * x;
-            } while (v <= 0.0);
-            v = v * v * v;
-            const double u = uniform_open();
-            const double x2 = x * x;
-            if (u < 1.0 - 0.0331 * (x2 * x2)) return d * v;
-            if (portable::log(u) < 0.5 * x2 + d * (1.0 - v + portable::log(v))) return d * v;
-        }
-    }
+    double gamma_at_least_one(double shape);
 
     // log of a Gamma(shape) variate, without underflow for small shapes.
     double log_gamma(double shape) {
@@ -632,6 +610,49 @@ private:
 };
 
 inline std::int64_t RandomStream::binomial(std::int64_t n, double p) { return Binomial(n, p)(*this); }
+
+// Gamma(shape, scale 1), shape > 0: Marsaglia & Tsang (2000) for shape ≥ 1;
+// below, Gamma(shape + 1)·U^(1/shape), which may underflow to 0 for tiny
+// shapes. As with Binomial, the constants are computed once per shape.
+class Gamma {
+public:
+    explicit Gamma(double shape) : shape_(shape), boosted_(shape < 1.0) {
+        if (!(shape > 0.0 && shape < std::numeric_limits<double>::infinity()))
+            throw std::invalid_argument("gamma: the shape must be positive and finite");
+        d_ = (boosted_ ? shape + 1.0 : shape) - 1.0 / 3;
+        c_ = 1.0 / std::sqrt(9.0 * d_);
+    }
+
+    double operator()(RandomStream& rng) const {
+        const double g = marsaglia_tsang(rng);
+        if (!boosted_) return g;
+        return g * portable::exp(portable::log(rng.uniform_open()) / shape_);
+    }
+
+    // Gamma(shape) for shape ≥ 1; for smaller shapes Gamma(shape + 1).
+    double marsaglia_tsang(RandomStream& rng) const {
+        for (;;) {
+            double x, v;
+            do {
+                x = rng.normal();
+                v = 1.0 + c_ * x;
+            } while (v <= 0.0);
+            v = v * v * v;
+            const double u = rng.uniform_open();
+            const double x2 = x * x;
+            if (u < 1.0 - 0.0331 * (x2 * x2)) return d_ * v;
+            if (portable::log(u) < 0.5 * x2 + d_ * (1.0 - v + portable::log(v))) return d_ * v;
+        }
+    }
+
+private:
+    double shape_;
+    bool boosted_;  // shape < 1: drawn as Gamma(shape + 1)·U^(1/shape)
+    double d_ = 0.0, c_ = 0.0;
+};
+
+inline double RandomStream::gamma(double shape) { return Gamma(shape)(*this); }
+inline double RandomStream::gamma_at_least_one(double shape) { return Gamma(shape).marsaglia_tsang(*this); }
 
 }  // namespace smoothece
 

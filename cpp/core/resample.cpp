@@ -56,12 +56,22 @@ std::int64_t grid_at_least(double v, std::int64_t lo, std::int64_t hi) {
 
 // Σ wᵢEᵢ over a group (Eᵢ ~ Exp(1)) as a multiple of Σw: Gamma with mean Σw
 // and variance Σw² (importance weights), or Gamma(Σw) for frequency weights
-// (the group holds Σw rows; the weights are scaled by 2^weight_exp).
-double bootstrap_factor(RandomStream& rng, double weight, double weight_sq, int weight_exp, WeightKind kind) {
-    if (!(weight > 0.0)) return 1.0;
-    const double shape = kind == WeightKind::Frequency ? std::ldexp(weight, -weight_exp) : weight * weight / weight_sq;
-    return rng.gamma(shape) / shape;
-}
+// (the group holds Σw rows; the weights are scaled by 2^weight_exp). The
+// gamma's constants are found once per group, as for ConsistencyDraw.
+class BootstrapDraw {
+public:
+    BootstrapDraw(double weight, double weight_sq, int weight_exp, WeightKind kind) {
+        if (!(weight > 0.0)) return;
+        shape_ = kind == WeightKind::Frequency ? std::ldexp(weight, -weight_exp) : weight * weight / weight_sq;
+        gamma_ = Gamma(shape_);
+    }
+
+    double operator()(RandomStream& rng) const { return shape_ > 0.0 ? gamma_(rng) / shape_ : 1.0; }
+
+private:
+    double shape_ = 0.0;  // 0: no weight, the factor is 1
+    Gamma gamma_{1.0};
+};
 
 // A group's positive weight Σ wᵢBᵢ, Bᵢ ~ Bernoulli(f̄), as a multiple of its
 // mean f̄Σw: Binomial for equal weights (or frequency weights), else a Beta
@@ -107,6 +117,7 @@ private:
 struct Groups {
     std::int64_t count = 0, per = 1, cells = 0;
     std::vector<double> rows[2], weight[2], weight_sq[2], weight_f[2];
+    std::vector<BootstrapDraw> bootstrap[2];    // for bootstrap replicates: each group's draw per label
     std::vector<ConsistencyDraw> consistency;  // for consistency replicates: each group's draw
 
     Groups(const ResampleCells& c, double hint, ResampleKind kind, WeightKind weights, int weight_exp) : cells(c.cells) {
@@ -128,7 +139,13 @@ struct Groups {
                 weight_f[y][g] += c.weight_f[slot];
             }
         }
-        if (kind == ResampleKind::Consistency) {
+        if (kind == ResampleKind::Bootstrap) {
+            for (int y = 0; y < 2; ++y) {
+                bootstrap[y].reserve(static_cast<std::size_t>(count));
+                for (std::size_t g = 0; g < static_cast<std::size_t>(count); ++g)
+                    bootstrap[y].emplace_back(weight[y][g], weight_sq[y][g], weight_exp, weights);
+            }
+        } else {
             consistency.reserve(static_cast<std::size_t>(count));
             for (std::size_t g = 0; g < static_cast<std::size_t>(count); ++g)
                 consistency.emplace_back(rows[0][g] + rows[1][g], weight[0][g] + weight[1][g],
@@ -151,15 +168,15 @@ struct Draw {
     double total_weight = 0.0;   // the replicate's Σw (scaled)
 };
 
-Draw draw_groups(const Groups& groups, ResampleKind kind, WeightKind weights, int weight_exp, RandomStream& rng) {
+Draw draw_groups(const Groups& groups, ResampleKind kind, RandomStream& rng) {
     Draw d;
     const auto n = static_cast<std::size_t>(groups.count);
     d.s1.assign(n, 1.0);
     if (kind == ResampleKind::Bootstrap) {
         d.s0.assign(n, 1.0);
         for (std::size_t g = 0; g < n; ++g) {
-            d.s0[g] = bootstrap_factor(rng, groups.weight[0][g], groups.weight_sq[0][g], weight_exp, weights);
-            d.s1[g] = bootstrap_factor(rng, groups.weight[1][g], groups.weight_sq[1][g], weight_exp, weights);
+            d.s0[g] = groups.bootstrap[0][g](rng);
+            d.s1[g] = groups.bootstrap[1][g](rng);
             d.total_weight += d.s0[g] * groups.weight[0][g] + d.s1[g] * groups.weight[1][g];
         }
     } else {
@@ -332,7 +349,7 @@ Outcome run_replicate(const Plan& plan, const Stage& stage, std::int64_t b, doub
     const Summary& full = *plan.full;
     const bool bootstrap = req.kind == ResampleKind::Bootstrap, curves = mu != nullptr;
     RandomStream rng(req.seed, stream_of(req.kind, b));
-    const Draw d = draw_groups(stage.groups, req.kind, req.weights, full.weight_exp, rng);
+    const Draw d = draw_groups(stage.groups, req.kind, rng);
     thread_local Masses m, fm;
     thread_local std::vector<double> r, F;
     const Base& work = stage.work;
@@ -454,8 +471,14 @@ Replicates resample(const Atoms& atoms, const ResampleRequest& req, std::int64_t
     out.mesh_points = curves ? mesh_points(atoms.mapping, band_intervals, req.mesh_intervals) : 0;
     out.mu.assign(static_cast<std::size_t>(req.count * out.mesh_points), kNaN);
     const std::size_t n = atoms.size();
+    std::vector<BootstrapDraw> bootstrap[2];
     std::vector<ConsistencyDraw> consistency;
-    if (req.kind == ResampleKind::Consistency) {
+    if (req.kind == ResampleKind::Bootstrap) {
+        for (int y = 0; y < 2; ++y) {
+            bootstrap[y].reserve(n);
+            for (const AtomStats& a : atoms.by_label[y]) bootstrap[y].emplace_back(a.weight, a.weight_sq, weight_exp, req.weights);
+        }
+    } else {
         consistency.reserve(n);
         for (std::size_t i = 0; i < n; ++i) {
             const AtomStats& a0 = atoms.by_label[0][i];
@@ -475,8 +498,8 @@ Replicates resample(const Atoms& atoms, const ResampleRequest& req, std::int64_t
                 const AtomStats& a0 = atoms.by_label[0][i];
                 const AtomStats& a1 = atoms.by_label[1][i];
                 if (req.kind == ResampleKind::Bootstrap) {
-                    const double s0 = bootstrap_factor(rng, a0.weight, a0.weight_sq, weight_exp, req.weights);
-                    const double s1 = bootstrap_factor(rng, a1.weight, a1.weight_sq, weight_exp, req.weights);
+                    const double s0 = bootstrap[0][i](rng);
+                    const double s1 = bootstrap[1][i](rng);
                     rep.by_label[0][i].weight = s0 * a0.weight;
                     rep.by_label[0][i].weight_f = s0 * a0.weight_f;
                     rep.by_label[1][i].weight = s1 * a1.weight;
