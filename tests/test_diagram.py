@@ -71,6 +71,8 @@ def test_bootstrap_interval_contains_point_value(solar, resnet, miscalibrated):
         assert b.sigma == b.value
         dia = smoothece.reliability_diagram(f, y, n_boot=300, seed=5)
         assert dia.smece_low <= dia.smece <= dia.smece_high
+        # the same replicates, whether or not their curves are drawn
+        assert (dia.smece_low, dia.smece_high) == (b.low, b.high)
 
 
 def test_same_seed_same_numbers_on_any_thread_count(miscalibrated):

@@ -41,12 +41,13 @@ std::uint64_t stream_of(ResampleKind kind, std::int64_t replicate) {
     return (static_cast<std::uint64_t>(kind) << 62) | static_cast<std::uint64_t>(replicate);
 }
 
-// The smallest grid size 2^k or 3·2^k (cheap for FFTW) at least v, within [lo, hi].
+// The smallest grid size 2^k or 3·2^k (cheap for FFTW) at least v, within
+// [lo, hi] (hi a power of two).
 std::int64_t grid_at_least(double v, std::int64_t lo, std::int64_t hi) {
     std::int64_t g = 16;
     while (g < hi && (static_cast<double>(g) < v || g < lo)) {
-        const std::int64_t three = g / 4 * 3;  // 3·2^(k−2) lies between 2^(k−1) and 2^k
-        if (g >= 32 && three >= lo && static_cast<double>(three) >= v) return three;
+        const std::int64_t three = g / 2 * 3;  // 3·2^(k−1) lies between 2^k and 2^(k+1)
+        if (three >= lo && static_cast<double>(three) >= v) return three;
         g *= 2;
     }
     return std::min(g, hi);
@@ -446,8 +447,8 @@ Replicates resample(const Summary& full, const ResampleRequest& req) {
     if (req.count > 1) {
         const Groups groups(full.cells, plan.hint, req.kind, req.weights, full.weight_exp);
         // The work grid resolves σ* near the hint and the band σ of the curves.
-        const double finest = curves || req.at_band ? std::min(plan.hint, req.band_sigma) : plan.hint;
-        const std::int64_t work = grid_at_least(kWorkNodesPerSigma / finest, 16, full.intervals);
+        // Also when no curves are asked: the same σ* then come with and without them.
+        const std::int64_t work = grid_at_least(kWorkNodesPerSigma / std::min(plan.hint, req.band_sigma), 16, full.intervals);
         const Base base(full, work, req.kind, groups);
         const Base fine(full, full.intervals, req.kind, groups);
         const Stage stage(plan, groups, base, fine);
