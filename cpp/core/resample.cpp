@@ -217,33 +217,17 @@ struct Base {
     }
 };
 
-// The replicate's residual masses on the base's grid, and for the bootstrap's
-// curves its label and weight masses. (A consistency replicate keeps the
-// weights and moves label mass by the residual alone: its curves are the
-// base's, fixed, plus the smoothed residual.)
-struct Masses {
-    std::vector<double> residual, label, weight;
-};
-
-void replicate_masses(const Base& base, const Draw& d, ResampleKind kind, bool curves, Masses& m) {
+// The replicate's residual masses on the base's grid.
+void replicate_residual(const Base& base, const Draw& d, ResampleKind kind, std::vector<double>& residual) {
     const auto nodes = static_cast<std::size_t>(base.intervals + 1);
-    m.residual.resize(nodes);
+    residual.resize(nodes);
     if (kind == ResampleKind::Bootstrap) {
-        if (curves) {
-            m.label.resize(nodes);
-            m.weight.resize(nodes);
-        }
         for (std::size_t j = 0; j < nodes; ++j) {
             const auto grp = static_cast<std::size_t>(base.group[j]);
-            const double a = d.s0[grp], b = d.s1[grp];
-            m.residual[j] = b * base.w1_minus_f1[j] - a * base.f0[j];
-            if (curves) {
-                m.label[j] = b * base.w1[j];
-                m.weight[j] = a * base.w0[j] + m.label[j];
-            }
+            residual[j] = d.s1[grp] * base.w1_minus_f1[j] - d.s0[grp] * base.f0[j];
         }
     } else {
-        for (std::size_t j = 0; j < nodes; ++j) m.residual[j] = (d.s1[static_cast<std::size_t>(base.group[j])] - 1.0) * base.f[j];
+        for (std::size_t j = 0; j < nodes; ++j) residual[j] = (d.s1[static_cast<std::size_t>(base.group[j])] - 1.0) * base.f[j];
     }
 }
 
@@ -324,18 +308,26 @@ struct Plan {
 };
 
 // What the replicates of one stage share: their resampling groups, the work
-// grid's base (sized for the band σ too, so the curves are smoothed from it),
-// the summary's own grid's base (for σ* below the work grid's reach) and,
-// for consistency curves, their fixed part.
+// grid's base, the summary's own grid's base (for σ* below the work grid's
+// reach) and, for curves, the groups' smoothed masses on a base sized for
+// the band σ (bootstrap: weights by label; consistency: Σw·f) and for
+// consistency curves their fixed part.
 struct Stage {
     const Groups& groups;
     const Base& work;
     const Base& fine;
+    GroupSmoothing curves;
     FixedCurves fixed;
 
-    Stage(const Plan& plan, const Groups& g, const Base& w, const Base& f) : groups(g), work(w), fine(f) {
-        if (plan.request.mesh_intervals > 0 && plan.request.kind == ResampleKind::Consistency)
-            fixed = fixed_curves(work, plan.request.band_sigma, plan.band_out);
+    Stage(const Plan& plan, const Groups& g, const Base& w, const Base& f, const Base& c) : groups(g), work(w), fine(f) {
+        const ResampleRequest& req = plan.request;
+        if (req.mesh_intervals == 0) return;
+        if (req.kind == ResampleKind::Bootstrap) {
+            curves = GroupSmoothing(c.intervals, c.group, groups.count, {&c.w0, &c.w1}, req.band_sigma, plan.band_out);
+        } else {
+            curves = GroupSmoothing(c.intervals, c.group, groups.count, {&c.f}, req.band_sigma, plan.band_out);
+            fixed = fixed_curves(c, req.band_sigma, plan.band_out);
+        }
     }
 };
 
@@ -351,18 +343,17 @@ Outcome run_replicate(const Plan& plan, const Stage& stage, std::int64_t b, doub
     const bool bootstrap = req.kind == ResampleKind::Bootstrap, curves = mu != nullptr;
     RandomStream rng(req.seed, stream_of(req.kind, b));
     const Draw d = draw_groups(stage.groups, req.kind, rng);
-    thread_local Masses m, fm;
-    thread_local std::vector<double> r, F;
+    thread_local std::vector<double> residual, fine_residual, r, F;
     const Base& work = stage.work;
-    replicate_masses(work, d, req.kind, curves && bootstrap, m);
+    replicate_residual(work, d, req.kind, residual);
     const double total = d.total_weight;
-    const Spectrum spectrum(m.residual.data(), work.intervals);
+    const Spectrum spectrum(residual.data(), work.intervals);
     std::unique_ptr<Spectrum> fine;
     auto fine_spectrum = [&]() -> const Spectrum& {  // the same draw on the summary's own grid
         if (&stage.fine == &work) return spectrum;
         if (!fine) {
-            replicate_masses(stage.fine, d, req.kind, false, fm);
-            fine = std::make_unique<Spectrum>(fm.residual.data(), stage.fine.intervals);
+            replicate_residual(stage.fine, d, req.kind, fine_residual);
+            fine = std::make_unique<Spectrum>(fine_residual.data(), stage.fine.intervals);
         }
         return *fine;
     };
@@ -377,17 +368,19 @@ Outcome run_replicate(const Plan& plan, const Stage& stage, std::int64_t b, doub
     if (req.at_band) out.at_band = smece(req.band_sigma);
     if (want_slope) out.slope = (smece(1.01 * star) - smece(0.99 * star)) / (0.02 * star);
     if (curves) {
-        // μ̂ at the band σ, read off at the mesh (a band-limited function: exact).
-        const auto nodes = static_cast<std::size_t>(plan.band_out + 1);
-        thread_local std::vector<double> weight, label;
-        weight.resize(nodes);
-        label.resize(nodes);
+        // μ̂ at the band σ on the band's grid: the groups' smoothed masses,
+        // scaled by the draw (bootstrap), or the fixed curves plus the
+        // smoothed change of label mass (consistency).
+        thread_local std::vector<double> weight, label, change;
         if (bootstrap) {
-            Spectrum(m.label.data(), work.intervals).evaluate(req.band_sigma, label.data(), nullptr, plan.band_out);
-            Spectrum(m.weight.data(), work.intervals).evaluate(req.band_sigma, weight.data(), nullptr, plan.band_out);
+            stage.curves.sum(1, d.s1, label);
+            stage.curves.sum(0, d.s0, weight);
+            for (std::size_t j = 0; j < weight.size(); ++j) weight[j] += label[j];
         } else {
-            spectrum.evaluate(req.band_sigma, label.data(), nullptr, plan.band_out);
-            for (std::size_t j = 0; j < nodes; ++j) label[j] += stage.fixed.label[j];
+            change.resize(d.s1.size());
+            for (std::size_t g = 0; g < change.size(); ++g) change[g] = d.s1[g] - 1.0;
+            stage.curves.sum(0, change, label);
+            for (std::size_t j = 0; j < label.size(); ++j) label[j] += stage.fixed.label[j];
             weight = stage.fixed.weight;
         }
         const std::vector<double> on_mesh = mu_on_mesh(weight, label, full.mapping, req.mesh_intervals);
@@ -437,21 +430,24 @@ Replicates resample(const Summary& full, const ResampleRequest& req) {
     const double limit = kMinNodesPerSigma / static_cast<double>(full.intervals);
     const double floor = 0.3 / std::cbrt(std::max(1.0, static_cast<double>(full.positive_rows))) / scale;
     plan.hint = std::max(req.hint > 0.0 ? req.hint : floor, limit);
+    // The work grid resolves σ* near the hint and the band σ of the curves.
+    auto work_grid = [&] { return grid_at_least(kWorkNodesPerSigma / std::min(plan.hint, req.band_sigma), 16, full.intervals); };
     const Groups pilot_groups(full.cells, plan.hint, req.kind, req.weights, full.weight_exp);
     const Base pilot_base(full, full.intervals, req.kind, pilot_groups);
-    const Outcome pilot = run_replicate(plan, Stage(plan, pilot_groups, pilot_base, pilot_base), 0, mu_of(0), true);
+    const Base pilot_curves(full, curves ? work_grid() : 16, req.kind, pilot_groups);
+    const Outcome pilot =
+        run_replicate(plan, Stage(plan, pilot_groups, pilot_base, pilot_base, pilot_curves), 0, mu_of(0), true);
     record(0, pilot);
     plan.hint = std::max(pilot.sigma_star / scale, limit);
     plan.slope = pilot.slope;
 
     if (req.count > 1) {
         const Groups groups(full.cells, plan.hint, req.kind, req.weights, full.weight_exp);
-        // The work grid resolves σ* near the hint and the band σ of the curves.
-        // Also when no curves are asked: the same σ* then come with and without them.
-        const std::int64_t work = grid_at_least(kWorkNodesPerSigma / std::min(plan.hint, req.band_sigma), 16, full.intervals);
-        const Base base(full, work, req.kind, groups);
+        // Sized for the band σ also when no curves are asked: the same σ* then
+        // come with and without them.
+        const Base base(full, work_grid(), req.kind, groups);
         const Base fine(full, full.intervals, req.kind, groups);
-        const Stage stage(plan, groups, base, fine);
+        const Stage stage(plan, groups, base, fine, base);
         const int nthreads = thread_count(req.threads, req.count - 1, 1);
         parallel_for(nthreads, [&](int t) {
             for (std::int64_t b = 1 + t; b < req.count; b += nthreads) record(b, run_replicate(plan, stage, b, mu_of(b)));

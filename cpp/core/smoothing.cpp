@@ -8,6 +8,7 @@
 #include <limits>
 #include <map>
 #include <mutex>
+#include <numeric>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -92,7 +93,7 @@ FftwBuffer::FftwBuffer(std::int64_t doubles)
 void FftwBuffer::Free::operator()(double* p) const { fftw_free(p); }
 
 Spectrum::Spectrum(const double* masses, std::int64_t intervals)
-    : intervals_(intervals), coeff_(static_cast<std::size_t>(intervals + 1)) {
+    : intervals_(intervals), coeff_(new double[static_cast<std::size_t>(intervals + 1)]) {
     if (intervals < 2) throw std::logic_error("smoothing needs at least two grid intervals");
     const std::int64_t g = intervals, length = 2 * g;
     const Plans& plans = plans_for(length);
@@ -114,14 +115,14 @@ Spectrum::Spectrum(const double* masses, std::int64_t intervals)
         }
         fftw_execute_dft_c2r(plans.backward, reinterpret_cast<fftw_complex*>(spec), real);
         const double ends[2] = {masses[0] + masses[g], masses[0] - masses[g]};  // m_0 + m_G(−1)^k
-        for (std::int64_t k = 0; k <= g; ++k) coeff_[static_cast<std::size_t>(k)] = real[k] + ends[k & 1];
+        for (std::int64_t k = 0; k <= g; ++k) coeff_[k] = real[k] + ends[k & 1];
         return;
     }
     real[0] = 2.0 * masses[0];
     real[g] = 2.0 * masses[g];
     for (std::int64_t j = 1; j < g; ++j) real[j] = real[length - j] = masses[j];
     fftw_execute_dft_r2c(plans.forward, real, reinterpret_cast<fftw_complex*>(spec));
-    for (std::int64_t k = 0; k <= g; ++k) coeff_[static_cast<std::size_t>(k)] = spec[2 * k];
+    for (std::int64_t k = 0; k <= g; ++k) coeff_[k] = spec[2 * k];
 }
 
 void Spectrum::evaluate(double sigma, double* values, double* antiderivative, std::int64_t out_intervals) const {
@@ -136,7 +137,7 @@ void Spectrum::evaluate(double sigma, double* values, double* antiderivative, st
     Scratch& s = scratch();
     s.reserve(length);
     double* c = s.complex.data();  // interleaved (re, im), k = 0..G
-    const double* S = coeff_.data();
+    const double* S = coeff_.get();
     // ĝ_k = exp(−π²σ²k²/2), in four interleaved recurrences
     // ĝ_{k+4} = ĝ_k·e^{a(8k+16)} (independent chains, so the multiplies
     // pipeline), restarted from exact values every 64 steps (rounding grows
@@ -205,6 +206,73 @@ void Spectrum::evaluate(double sigma, double* values, double* antiderivative, st
     antiderivative[0] = 0.0;
     antiderivative[g] = slope;
     for (std::int64_t j = 1; j < g; ++j) antiderivative[j] = per_node * static_cast<double>(j) + 0.25 * (out[j] - out[length - j]);
+}
+
+GroupSmoothing::GroupSmoothing(std::int64_t intervals, const std::vector<std::int32_t>& group, std::int64_t groups,
+                               const std::vector<const std::vector<double>*>& arrays, double sigma, std::int64_t out_intervals)
+    : nodes_(out_intervals + 1), first_(static_cast<std::size_t>(groups), 0), end_(first_), offset_(first_) {
+    // Positions in units of 1/L, L = lcm(G, M): input node j at j·L/G,
+    // output node m at m·L/M, mirror images at −j·L/G + 2nL and j·L/G + 2nL.
+    // The mirrored Gaussian of the smoothing is then a table of integer
+    // offsets, cut where it is below e^-40 of its peak.
+    const std::int64_t L = std::lcm(intervals, out_intervals);
+    const std::int64_t in_step = L / intervals, out_step = L / out_intervals;
+    const double sigma_l = sigma * static_cast<double>(L);
+    const auto half = static_cast<std::int64_t>(9.0 * sigma_l);
+    std::vector<double> kernel(static_cast<std::size_t>(2 * half + 1));
+    const double norm = static_cast<double>(L) / (sigma_l * std::sqrt(2.0 * kPi));
+    for (std::int64_t k = -half; k <= half; ++k) {
+        const double d = static_cast<double>(k) / sigma_l;
+        kernel[static_cast<std::size_t>(k + half)] = norm * std::exp(-0.5 * d * d);
+    }
+    const std::int64_t images = half / (2 * L) + 1;
+    auto floor_div = [](std::int64_t a, std::int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); };
+    std::vector<std::int64_t> lo(first_.size(), intervals + 1), hi(first_.size(), -1);  // each group's nodes
+    for (std::int64_t j = 0; j <= intervals; ++j) {
+        const auto g = static_cast<std::size_t>(group[static_cast<std::size_t>(j)]);
+        lo[g] = std::min(lo[g], j);
+        hi[g] = std::max(hi[g], j);
+    }
+    std::size_t size = 0;
+    for (std::size_t g = 0; g < first_.size(); ++g) {
+        if (hi[g] < lo[g]) continue;
+        first_[g] = std::max<std::int64_t>(0, floor_div(lo[g] * in_step - half + out_step - 1, out_step));
+        end_[g] = std::min(nodes_, floor_div(hi[g] * in_step + half, out_step) + 1);
+        offset_[g] = static_cast<std::int64_t>(size);
+        size += static_cast<std::size_t>(std::max<std::int64_t>(0, end_[g] - first_[g]));
+    }
+    values_.assign(arrays.size(), std::vector<double>(size, 0.0));
+    for (std::size_t a = 0; a < arrays.size(); ++a) {
+        const std::vector<double>& mass = *arrays[a];
+        for (std::size_t g = 0; g < first_.size(); ++g) {
+            double* out = values_[a].data();
+            const std::int64_t shift = offset_[g] - first_[g];  // output node m is out[shift + m]
+            for (std::int64_t j = lo[g]; j <= hi[g]; ++j) {
+                const double m_j = mass[static_cast<std::size_t>(j)];
+                if (m_j == 0.0) continue;
+                // A mass at 0 or 1 is its own mirror image and counts twice, as in the transform.
+                for (std::int64_t n = -images; n <= images; ++n) {
+                    for (const std::int64_t at : {j * in_step + 2 * n * L, -j * in_step + 2 * n * L}) {
+                        const std::int64_t m0 = std::max(first_[g], floor_div(at - half + out_step - 1, out_step));
+                        const std::int64_t m1 = std::min(end_[g] - 1, floor_div(at + half, out_step));
+                        for (std::int64_t m = m0; m <= m1; ++m)
+                            out[shift + m] += m_j * kernel[static_cast<std::size_t>(m * out_step - at + half)];
+                    }
+                }
+            }
+        }
+    }
+}
+
+void GroupSmoothing::sum(std::size_t array, const std::vector<double>& factor, std::vector<double>& out) const {
+    out.assign(static_cast<std::size_t>(nodes_), 0.0);
+    const double* v = values_[array].data();
+    for (std::size_t g = 0; g < first_.size(); ++g) {
+        const double c = factor[g];
+        const double* src = v + offset_[g];
+        double* dst = out.data() + first_[g];
+        for (std::int64_t i = 0; i < end_[g] - first_[g]; ++i) dst[i] += c * src[i];
+    }
 }
 
 namespace {
