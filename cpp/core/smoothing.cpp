@@ -271,7 +271,8 @@ void GroupSmoothing::sum(std::size_t array, const std::vector<double>& factor, s
         const double c = factor[g];
         const double* src = v + offset_[g];
         double* dst = out.data() + first_[g];
-        for (std::int64_t i = 0; i < end_[g] - first_[g]; ++i) dst[i] += c * src[i];
+        const std::int64_t count = end_[g] - first_[g];
+        for (std::int64_t i = 0; i < count; ++i) dst[i] += c * src[i];
     }
 }
 
