@@ -203,9 +203,12 @@ template <class Cell>
 PassTotals bin_all(const Inputs& in, const PassSpec& spec, std::int64_t threads, std::vector<Cell>& out) {
     const std::int64_t n = in.size();
     const std::int64_t slots = spec.cells * (std::is_same_v<Cell, ResidualCell> ? 1 : 2);
-    // A thread must have enough rows to repay zeroing and merging its cells.
+    // A thread must have enough rows to repay zeroing and merging its cells:
+    // a row costs several times what zeroing and adding a double does (the
+    // full pass of 1e6 rows into 2·16384 cells of 8 doubles: 6.7 ms on one
+    // thread, 4.0 ms on two).
     const auto cell_doubles = static_cast<std::int64_t>(sizeof(Cell) / sizeof(double));
-    const int nthreads = thread_count(threads, n, std::max<std::int64_t>(kChunk, 2 * slots * cell_doubles));
+    const int nthreads = thread_count(threads, n, std::max<std::int64_t>(kChunk, slots * cell_doubles / 2));
     std::vector<std::vector<Cell>> cells(static_cast<std::size_t>(nthreads));
     std::vector<PassTotals> totals(static_cast<std::size_t>(nthreads));
     std::vector<char> ok(static_cast<std::size_t>(nthreads), 1);
