@@ -61,8 +61,10 @@ void register_analysis(py::module_& m) {
                      without_gil([&] { return a.replicates(k, count, seed, band_sigma, mesh_intervals, w, at_band, threads); });
                  const auto rows = static_cast<py::ssize_t>(reps.sigma_star.size());
                  py::array_t<double> mu = to_numpy(std::move(reps.mu));
+                 // replicates × mesh points, each mesh point's replicates contiguous (column-major)
+                 const py::object curves = mu.reshape({static_cast<py::ssize_t>(reps.mesh_points), rows}).attr("T");
                  return py::make_tuple(to_numpy(std::move(reps.sigma_star)), to_numpy(std::move(reps.smece_at_band)),
-                                       mu.reshape({rows, static_cast<py::ssize_t>(reps.mesh_points)}), reps.unresolved);
+                                       curves, reps.unresolved);
              })
         .def("sample",
              [](Analysis& a, std::int64_t size, std::uint64_t seed) {

@@ -337,7 +337,7 @@ struct Outcome {
     bool resolved = true;
 };
 
-// One replicate from its stream; its curves into `mu` (mesh points) when asked.
+// One replicate from its stream; its curves into mu[0], mu[count], mu[2·count], … when asked.
 Outcome run_replicate(const Plan& plan, const Stage& stage, std::int64_t b, double* mu, bool want_slope = false) {
     const ResampleRequest& req = plan.request;
     const Summary& full = *plan.full;
@@ -384,7 +384,7 @@ Outcome run_replicate(const Plan& plan, const Stage& stage, std::int64_t b, doub
             weight = stage.fixed.weight;
         }
         const std::vector<double> on_mesh = mu_on_mesh(weight, label, full.mapping, req.mesh_intervals);
-        std::copy(on_mesh.begin(), on_mesh.end(), mu);
+        for (std::size_t m = 0; m < on_mesh.size(); ++m) mu[static_cast<std::int64_t>(m) * req.count] = on_mesh[m];
     }
     return out;
 }
@@ -413,7 +413,7 @@ Replicates resample(const Summary& full, const ResampleRequest& req) {
     out.smece_at_band.assign(static_cast<std::size_t>(req.count), 0.0);
     out.mesh_points = curves ? mesh_points(full.mapping, plan.band, req.mesh_intervals) : 0;
     out.mu.assign(static_cast<std::size_t>(req.count * out.mesh_points), kNaN);
-    auto mu_of = [&](std::int64_t b) { return curves ? out.mu.data() + b * out.mesh_points : nullptr; };
+    auto mu_of = [&](std::int64_t b) { return curves ? out.mu.data() + b : nullptr; };
     std::vector<char> resolved(static_cast<std::size_t>(req.count), 1);
     auto record = [&](std::int64_t b, const Outcome& o) {
         out.sigma_star[static_cast<std::size_t>(b)] = o.sigma_star;
@@ -525,7 +525,8 @@ Replicates resample(const Atoms& atoms, const ResampleRequest& req, std::int64_t
                 Spectrum(w.data(), band_intervals).evaluate(req.band_sigma, weight.data(), nullptr);
                 Spectrum(s.w1.data(), band_intervals).evaluate(req.band_sigma, label.data(), nullptr);
                 const std::vector<double> on_mesh = mu_on_mesh(weight, label, atoms.mapping, req.mesh_intervals);
-                std::copy(on_mesh.begin(), on_mesh.end(), out.mu.begin() + b * out.mesh_points);
+                for (std::size_t m = 0; m < on_mesh.size(); ++m)
+                    out.mu[m * static_cast<std::size_t>(req.count) + static_cast<std::size_t>(b)] = on_mesh[m];
             }
         }
     });

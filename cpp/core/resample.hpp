@@ -45,7 +45,9 @@ struct ResampleRequest {
 struct Replicates {
     std::vector<double> sigma_star;     // σ* of each replicate, metric units
     std::vector<double> smece_at_band;  // smECE at band_sigma
-    std::vector<double> mu;             // μ̂ at band_sigma, replicates × mesh points, row-major
+    // μ̂ at band_sigma, mesh points × replicates, row-major: a mesh point's
+    // replicates side by side, as the band's quantiles read them.
+    std::vector<double> mu;
     std::int64_t mesh_points = 0;
     std::int64_t unresolved = 0;        // replicates whose σ* lies below the grid (reported at the bound)
 };
