@@ -449,8 +449,12 @@ Replicates resample(const Summary& full, const ResampleRequest& req) {
         const Base fine(full, full.intervals, req.kind, groups);
         const Stage stage(plan, groups, base, fine, base);
         const int nthreads = thread_count(req.threads, req.count - 1, 1);
+        // Runs of 8 replicates per thread: their curves share cache lines.
+        constexpr std::int64_t kRun = 8;
         parallel_for(nthreads, [&](int t) {
-            for (std::int64_t b = 1 + t; b < req.count; b += nthreads) record(b, run_replicate(plan, stage, b, mu_of(b)));
+            for (std::int64_t first = 1 + t * kRun; first < req.count; first += nthreads * kRun)
+                for (std::int64_t b = first; b < std::min(req.count, first + kRun); ++b)
+                    record(b, run_replicate(plan, stage, b, mu_of(b)));
         });
     }
     out.unresolved = std::count(resolved.begin(), resolved.end(), 0);
