@@ -5,6 +5,7 @@
 #include <functional>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <utility>
 
@@ -434,9 +435,12 @@ Replicates resample(const Summary& full, const ResampleRequest& req) {
     auto work_grid = [&] { return grid_at_least(kWorkNodesPerSigma / std::min(plan.hint, req.band_sigma), 16, full.intervals); };
     const Groups pilot_groups(full.cells, plan.hint, req.kind, req.weights, full.weight_exp);
     const Base pilot_base(full, full.intervals, req.kind, pilot_groups);
-    const Base pilot_curves(full, curves ? work_grid() : 16, req.kind, pilot_groups);
-    const Outcome pilot =
-        run_replicate(plan, Stage(plan, pilot_groups, pilot_base, pilot_base, pilot_curves), 0, mu_of(0), true);
+    // The pilot's σ* is solved on the summary's own grid; its bootstrap curves
+    // are group sums on a base sized like the other replicates' work grid.
+    std::optional<Base> pilot_curves;
+    if (curves && req.kind == ResampleKind::Bootstrap) pilot_curves.emplace(full, work_grid(), req.kind, pilot_groups);
+    const Stage pilot_stage(plan, pilot_groups, pilot_base, pilot_base, pilot_curves ? *pilot_curves : pilot_base);
+    const Outcome pilot = run_replicate(plan, pilot_stage, 0, mu_of(0), true);
     record(0, pilot);
     plan.hint = std::max(pilot.sigma_star / scale, limit);
     plan.slope = pilot.slope;
