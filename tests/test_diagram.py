@@ -134,6 +134,25 @@ def test_consistency_band_brackets_the_diagonal():
     assert inside.mean() > 0.95
 
 
+@pytest.mark.parametrize("sigma", [None, 0.05])
+def test_bootstrap_band_matches_a_bootstrap_of_the_rows(sigma):
+    # 4e5 calibrated rows: at sigma* the replicates' curves are sums of each
+    # group's smoothed masses; at a fixed sigma far above sigma*, transforms
+    # of their masses. Either way the band must match the Bayesian bootstrap
+    # of the rows done by hand: Exp(1) weights per row, each a full call.
+    f, y = synthetic("calibrated", 400_000, seed=21)
+    dia = smoothece.reliability_diagram(f, y, n_boot=400, seed=1, sigma=sigma)
+    rng = np.random.default_rng(7)
+    curves = np.array([smoothece.reliability_diagram(f, y, weights=rng.exponential(size=f.size), sigma=dia.sigma,
+                                                     n_boot=0).mu for _ in range(150)])
+    lo, hi = np.quantile(curves, [0.025, 0.975], axis=0)
+    bulk = dia.density > 0.5 * dia.density.max()
+    width = (hi - lo)[bulk]
+    assert 0.8 < np.median((dia.upper - dia.lower)[bulk] / width) < 1.25
+    assert np.mean(np.abs(dia.lower[bulk] - lo[bulk])) < 0.25 * np.mean(width)
+    assert np.mean(np.abs(dia.upper[bulk] - hi[bulk])) < 0.25 * np.mean(width)
+
+
 def test_fixed_sigma_and_no_bootstrap(solar):
     d = solar["DAFFS"]
     dia = smoothece.reliability_diagram(d.f, d.y, sigma=0.1, n_boot=0, seed=0)

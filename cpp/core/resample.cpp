@@ -221,6 +221,19 @@ struct Base {
     }
 };
 
+// A bootstrap replicate's weight and label masses on the base's grid (for
+// its curves, where group sums would cost more than transforms).
+void replicate_weights(const Base& base, const Draw& d, std::vector<double>& weight, std::vector<double>& label) {
+    const auto nodes = static_cast<std::size_t>(base.intervals + 1);
+    weight.resize(nodes);
+    label.resize(nodes);
+    for (std::size_t j = 0; j < nodes; ++j) {
+        const auto grp = static_cast<std::size_t>(base.group[j]);
+        label[j] = d.s1[grp] * base.w1[j];
+        weight[j] = d.s0[grp] * base.w0[j] + label[j];
+    }
+}
+
 // The replicate's residual masses on the base's grid.
 void replicate_residual(const Base& base, const Draw& d, ResampleKind kind, std::vector<double>& residual) {
     const auto nodes = static_cast<std::size_t>(base.intervals + 1);
@@ -313,23 +326,35 @@ struct Plan {
 
 // What the replicates of one stage share: their resampling groups, the work
 // grid's base, the summary's own grid's base (for σ* below the work grid's
-// reach) and, for curves, on a base sized for the band σ: the groups'
-// smoothed weights by label (bootstrap) or the curves' fixed part
-// (consistency).
+// reach) and, for curves, on the base c: the groups' smoothed weights by
+// label (bootstrap, where group sums are the cheaper way) or the curves'
+// fixed part (consistency).
 struct Stage {
     const Groups& groups;
     const Base& work;
     const Base& fine;
+    const Base& curve_base;
+    bool group_curves = false;
     GroupSmoothing curves;
     FixedCurves fixed;
 
-    Stage(const Plan& plan, const Groups& g, const Base& w, const Base& f, const Base& c) : groups(g), work(w), fine(f) {
+    Stage(const Plan& plan, const Groups& g, const Base& w, const Base& f, const Base& c)
+        : groups(g), work(w), fine(f), curve_base(c) {
         const ResampleRequest& req = plan.request;
         if (req.mesh_intervals == 0) return;
-        if (req.kind == ResampleKind::Bootstrap)
-            curves = GroupSmoothing(c.intervals, c.group, groups.count, {&c.w0, &c.w1}, req.band_sigma, plan.band_out);
-        else
+        if (req.kind == ResampleKind::Consistency) {
             fixed = fixed_curves(c, req.band_sigma, plan.band_out);
+            return;
+        }
+        // Group sums cost a window of output nodes per group (±9 band σ);
+        // two transforms of the base about G·log2(2G). A band σ far above
+        // the replicates' σ* (a σ fixed by the caller) makes the windows wide.
+        const double window = 18.0 * req.band_sigma * static_cast<double>(plan.band_out) + 2.0;
+        const double sums = static_cast<double>(groups.count) * window + static_cast<double>(plan.band_out);
+        const double transforms = static_cast<double>(c.intervals) * std::log2(2.0 * static_cast<double>(c.intervals));
+        group_curves = sums <= transforms;
+        if (group_curves)
+            curves = GroupSmoothing(c.intervals, c.group, groups.count, {&c.w0, &c.w1}, req.band_sigma, plan.band_out);
     }
 };
 
@@ -371,13 +396,21 @@ Outcome run_replicate(const Plan& plan, const Stage& stage, std::int64_t b, doub
     if (want_slope) out.slope = (smece(1.01 * star) - smece(0.99 * star)) / (0.02 * star);
     if (curves) {
         // μ̂ at the band σ on the band's grid: the groups' smoothed masses
-        // scaled by the draw (bootstrap), or the fixed curves plus the change
-        // of label mass, the residual smoothed (consistency).
-        thread_local std::vector<double> weight, label;
-        if (bootstrap) {
+        // scaled by the draw or the replicate's masses smoothed (bootstrap),
+        // or the fixed curves plus the change of label mass, the residual
+        // smoothed (consistency).
+        thread_local std::vector<double> weight, label, weight_masses, label_masses;
+        if (bootstrap && stage.group_curves) {
             stage.curves.sum(1, d.s1, label);
             stage.curves.sum(0, d.s0, weight);
             for (std::size_t j = 0; j < weight.size(); ++j) weight[j] += label[j];
+        } else if (bootstrap) {
+            const Base& c = stage.curve_base;
+            replicate_weights(c, d, weight_masses, label_masses);
+            label.resize(static_cast<std::size_t>(plan.band_out + 1));
+            weight.resize(label.size());
+            Spectrum(label_masses.data(), c.intervals).evaluate(req.band_sigma, label.data(), nullptr, plan.band_out);
+            Spectrum(weight_masses.data(), c.intervals).evaluate(req.band_sigma, weight.data(), nullptr, plan.band_out);
         } else {
             label.resize(stage.fixed.label.size());
             spectrum.evaluate(req.band_sigma, label.data(), nullptr, plan.band_out);
@@ -436,7 +469,7 @@ Replicates resample(const Summary& full, const ResampleRequest& req) {
     const Groups pilot_groups(full.cells, plan.hint, req.kind, req.weights, full.weight_exp);
     const Base pilot_base(full, full.intervals, req.kind, pilot_groups);
     // The pilot's σ* is solved on the summary's own grid; its bootstrap curves
-    // are group sums on a base sized like the other replicates' work grid.
+    // come from a base sized like the other replicates' work grid.
     std::optional<Base> pilot_curves;
     if (curves && req.kind == ResampleKind::Bootstrap) pilot_curves.emplace(full, work_grid(), req.kind, pilot_groups);
     const Stage pilot_stage(plan, pilot_groups, pilot_base, pilot_base, pilot_curves ? *pilot_curves : pilot_base);
