@@ -280,13 +280,14 @@ double replicate_smece(const Spectrum& spectrum, double sigma, double total, std
 // and then secant steps, kept inside the bracket that each evaluation gives
 // (g(x) > 0: σ* ∈ (x, smece(x)/scale]; g(x) < 0: σ* ∈ [smece(x)/scale, x)),
 // bisecting whenever a step would leave it. Stops once a step moves less
-// than kRelativeTolerance: from a start this close, 2–3 evaluations. Returns
-// σ* and whether it lies above `limit` (else σ* < limit, reported as limit).
+// than kRelativeTolerance: from a start this close, 2–3 evaluations (one
+// fewer when smece(hint) is known already: hint_value). Returns σ* and
+// whether it lies above `limit` (else σ* < limit, reported as limit).
 std::pair<double, bool> replicate_fixpoint(const std::function<double(double)>& smece, double scale, double limit,
-                                           double hint, double slope) {
+                                           double hint, double slope, double hint_value = kNaN) {
     double lo = limit, hi = 1.0 / scale;
     double x0 = std::min(std::max(hint, lo), hi);
-    double g0 = smece(x0) - scale * x0;
+    double g0 = (x0 == hint && !std::isnan(hint_value) ? hint_value : smece(x0)) - scale * x0;
     auto narrow = [&](double x, double gx) {
         if (gx > 0.0) {
             lo = std::max(lo, x);
@@ -388,7 +389,31 @@ Outcome run_replicate(const Plan& plan, const Stage& stage, std::int64_t b, doub
     auto smece = [&](double s) { return replicate_smece(s >= work_limit ? spectrum : fine_spectrum(), s, total, r, F); };
     const double scale = full.mapping.span;
     const double limit = kMinNodesPerSigma / static_cast<double>(full.intervals);
-    const auto [star, resolved] = replicate_fixpoint(smece, scale, limit, plan.hint, plan.slope);
+    // A consistency replicate's curves need its residual at the band σ (the
+    // statistic's σ*). When that σ lies near the hint, as for data near the
+    // null, the search starts there, so the evaluation serves both; the same
+    // with and without curves, so σ* does not depend on them.
+    double start = plan.hint, start_value = kNaN;
+    thread_local std::vector<double> change;  // the band's change of label mass, once read off
+    change.clear();
+    if (req.kind == ResampleKind::Consistency) {
+        const double sb = req.band_sigma;
+        const bool near = sb >= plan.hint / 1.25 && sb <= plan.hint * 1.25;
+        if (near || curves) {
+            const double value = smece(sb);
+            if (near) {
+                start = sb;
+                start_value = value;
+            }
+            const auto g = static_cast<std::int64_t>(r.size()) - 1;  // the grid smece(sb) was read off
+            if (curves && g % plan.band_out == 0) {  // its nodes include the band's: exact samples
+                const std::int64_t step = g / plan.band_out;
+                change.resize(static_cast<std::size_t>(plan.band_out + 1));
+                for (std::size_t j = 0; j < change.size(); ++j) change[j] = r[j * static_cast<std::size_t>(step)];
+            }
+        }
+    }
+    const auto [star, resolved] = replicate_fixpoint(smece, scale, limit, start, plan.slope, start_value);
     Outcome out;
     out.sigma_star = star * scale;
     out.resolved = resolved;
@@ -413,7 +438,8 @@ Outcome run_replicate(const Plan& plan, const Stage& stage, std::int64_t b, doub
             Spectrum(weight_masses.data(), c.intervals).evaluate(req.band_sigma, weight.data(), nullptr, plan.band_out);
         } else {
             label.resize(stage.fixed.label.size());
-            spectrum.evaluate(req.band_sigma, label.data(), nullptr, plan.band_out);
+            if (change.size() == label.size()) std::copy(change.begin(), change.end(), label.begin());
+            else spectrum.evaluate(req.band_sigma, label.data(), nullptr, plan.band_out);
             for (std::size_t j = 0; j < label.size(); ++j) label[j] += stage.fixed.label[j];
             weight = stage.fixed.weight;
         }
