@@ -205,6 +205,22 @@ def test_grouped_rows_in_batches_answer_as_smece_by_group_on_all_rows(data, weig
         np.float64), f[9000:]]), y, keys).smece)
 
 
+def test_grouped_rows_refuse_batches_with_and_without_weights(data):
+    from smoothece.groups import GroupedRows
+
+    f, y, g, w = data
+    rows = GroupedRows().update(f[:100], y[:100], g[:100], w[:100])
+    with pytest.raises(InputError, match="earlier batches had weights") as err:
+        rows.update(f[100:200], y[100:200], g[100:200])
+    assert err.value.argument == "weights"
+    unweighted = GroupedRows().update(f[:100], y[:100], g[:100])
+    with pytest.raises(InputError, match="earlier batches had no weights"):
+        unweighted.update(f[100:200], y[100:200], g[100:200], w[100:200])
+    # the refused batch is not kept: the rows answer as the first batch alone
+    got = rows.smece_by_group()
+    np.testing.assert_array_equal(got.smece, smece_by_group(f[:100], y[:100], g[:100], weights=w[:100]).smece)
+
+
 def test_grouped_sketch_streams_merges_and_serializes(data):
     f, y, g, w = data
     keys = np.array([f"user {k}" for k in g])

@@ -303,6 +303,11 @@ class GroupedRows:
         f_arr, y_arr, w_arr = _validate.rows(f, y, weights, allow_empty=True)
         if f_arr.shape[0] == 0:
             return self
+        if self._parts and (w_arr is None) != (self._parts[0][2] is None):
+            had = "no weights" if self._parts[0][2] is None else "weights"
+            raise InputError(f"weights: batch {len(self._parts)} {'has weights' if w_arr is not None else 'has none'}, but "
+                             f"the earlier batches had {had}; give every batch weights (ones where a row has no "
+                             f"weight of its own) or none", "weights")
         codes, keys, _ = factorize_keys(groups, f_arr.shape[0], threads=_validate.threads(threads))
         self._parts.append((f_arr, y_arr, w_arr, self._global_codes(keys)[codes]))
         return self
