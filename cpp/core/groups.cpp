@@ -6,6 +6,7 @@
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <stdexcept>
 #include <string_view>
 #include <unordered_map>
 
@@ -212,6 +213,8 @@ GroupedRows gather_groups(const std::vector<Inputs>& parts, const std::vector<co
     out.clip_lo = parts[0].clip_lo;
     out.clip_hi = parts[0].clip_hi;
     const bool weighted = parts[0].has_weights();
+    for (const Inputs& part : parts)
+        if (part.has_weights() != weighted) throw std::invalid_argument("every part has weights, or none does");
     // fn(part, first, last) for the pieces of the parts that rows [b, e) cover.
     auto for_pieces = [&](std::int64_t b, std::int64_t e, auto&& fn) {
         for (std::size_t p = 0; p < parts.size(); ++p) {

@@ -14,6 +14,7 @@
 
 #include "analysis.hpp"
 #include "errors.hpp"
+#include "groups.hpp"
 #include "rows.hpp"
 #include "sketch.hpp"
 #include "smoothing.hpp"
@@ -209,6 +210,18 @@ int main() {
                   "group smoothing of " + std::to_string(c.intervals) + " intervals read off " + std::to_string(c.out) +
                       " at sigma " + std::to_string(c.sigma) + " equals the transform of the scaled masses");
         }
+    }
+    // Grouping rows that come in parts: every part has weights, or none does.
+    {
+        const Rows weighted = random_rows(100, 14, true), plain = random_rows(100, 15);
+        const std::vector<std::int64_t> codes(100, 0);
+        bool refused = false;
+        try {
+            gather_groups({weighted.inputs(), plain.inputs()}, {codes.data(), codes.data()}, 1, 1);
+        } catch (const std::invalid_argument&) {
+            refused = true;
+        }
+        check(refused, "gather_groups refuses parts with and without weights");
     }
     // Random data: the fixpoint, monotonicity, threads, the logit metric.
     const Rows data = random_rows(300000, 7);
