@@ -244,3 +244,39 @@ def test_quantiles_equal_numpys_nan_aware_quantiles():
     np.testing.assert_allclose(quantiles(a, [0.025, 0.5, 0.975]), expected, atol=1e-15, equal_nan=True)
     b = rng.normal(size=1000)
     np.testing.assert_allclose(quantiles(b, [0.1, 0.9]), np.quantile(b, [0.1, 0.9]), atol=1e-15)
+
+
+@pytest.mark.parametrize("n, sigma", [(500, 0.025), (3000, 0.012)])
+def test_curves_and_bands_of_small_inputs_on_the_mesh(n, sigma):
+    # Small inputs get coarse first grids (1024 and 2048 intervals here, σ needing all of
+    # them): the 512-interval mesh reads every step-th node, the bands have its shape
+    # (a 3·2^k grid the mesh did not divide once wrote past the band's end), and the
+    # curves equal direct sums of the reflected kernel.
+    rng = np.random.default_rng(n)
+    f = rng.uniform(size=n)
+    y = rng.uniform(size=n) < f**1.5
+    dia = smoothece.reliability_diagram(f, y, sigma=sigma, n_boot=50, seed=1, consistency=True, n_sim=50)
+    np.testing.assert_array_equal(dia.mesh, np.linspace(0.0, 1.0, 513))
+    for band in (dia.lower, dia.upper, dia.consistency_lower, dia.consistency_upper):
+        assert band.shape == dia.mesh.shape and np.isfinite(band).all()
+    k = np.arange(-3, 4)[:, None, None]
+    t = dia.mesh[None, :, None]
+    phi = lambda u: np.exp(-0.5 * (u / sigma) ** 2) / (sigma * np.sqrt(2 * np.pi))
+    K = (phi(t - f - 2 * k) + phi(t + f - 2 * k)).sum(axis=0)
+    np.testing.assert_allclose(dia.density, K.mean(axis=1), rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(dia.mu, (K * y).sum(axis=1) / K.sum(axis=1), atol=1e-6)
+
+
+@pytest.mark.parametrize("n", [500, 3000])
+def test_bands_of_few_atoms_have_the_mesh_shape(n):
+    # Two atoms: the replicates' curves come from the exact atoms on the summary's grid,
+    # read off the same mesh as the diagram's.
+    rng = np.random.default_rng(7)
+    f = np.where(rng.uniform(size=n) < 0.5, 0.2, 0.7)
+    y = rng.uniform(size=n) < f
+    dia = smoothece.reliability_diagram(f, y, n_boot=100, seed=2, consistency=True, n_sim=100)
+    assert dia.mesh.shape == (513,)
+    for band in (dia.lower, dia.upper, dia.consistency_lower, dia.consistency_upper):
+        assert band.shape == dia.mesh.shape
+    inside = np.isfinite(dia.lower)
+    assert inside.any() and (dia.lower[inside] <= dia.upper[inside]).all()

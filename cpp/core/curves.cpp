@@ -71,6 +71,8 @@ void read_off(const std::vector<double>& weight, const std::vector<double>& labe
     const double floor = 1e-12 * *std::max_element(weight.begin(), weight.end());
     if (!map.is_logit()) {
         const std::int64_t step = g / std::min(mesh_intervals, g);
+        if (g % step != 0 || g / step != std::min(mesh_intervals, g))  // the callers' mesh_points would be wrong
+            throw std::logic_error("the mesh must take every step-th node of the grid it is read off");
         for (std::int64_t j = 0; j <= g; j += step) {
             const auto ju = static_cast<std::size_t>(j);
             fn(static_cast<double>(j) / static_cast<double>(g), weight[ju], label[ju], 1.0, floor);

@@ -26,7 +26,7 @@ std::int64_t first_intervals(std::int64_t n, const Mapping& mapping) {
         // the same third of the floor, in grid units.
         return std::min(kLogitFirstIntervalsCap, intervals_for_sigma(floor / mapping.span));
     }
-    return std::min(kFirstIntervalsCap, intervals_for_sigma(floor / 3.0));
+    return std::min(kFirstIntervalsCap, intervals_for_sigma(kFirstGridFloorFraction * floor));
 }
 
 void ResampleCells::resize(std::int64_t cells_) {
