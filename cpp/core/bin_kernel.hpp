@@ -56,6 +56,8 @@ struct PassSpec {
     int weight_exp = 0;         // every weight is multiplied by 2^weight_exp
 };
 
+// add_interior_nodes: the cubic weights of cells 1 … G−3 (which reach nodes
+// without reflection) added to nodes 0 … G−1 (rows.cpp spreads the rest).
 #define SMOOTHECE_DECLARE_BIN_KERNEL(ns)                                                                   \
     namespace ns {                                                                                     \
     bool bin_range(const Inputs& in, const PassSpec& spec, std::int64_t begin, std::int64_t end,       \
@@ -64,6 +66,7 @@ struct PassSpec {
                    FullCell* cells, PassTotals& totals);                                               \
     bool bin_range(const Inputs& in, const PassSpec& spec, std::int64_t begin, std::int64_t end,       \
                    LinearCell* cells, PassTotals& totals);                                             \
+    void add_interior_nodes(const ResidualCell* cells, std::int64_t intervals, double* nodes);         \
     }
 
 SMOOTHECE_DECLARE_BIN_KERNEL(baseline)

@@ -96,51 +96,30 @@ bool bin_range(const Inputs& in, const PassSpec& spec, std::int64_t begin, std::
     return baseline::bin_range(in, spec, begin, end, cells, totals);
 }
 
+void add_interior_nodes(const ResidualCell* cells, std::int64_t intervals, double* nodes) {
+#if defined(SMOOTHECE_HAVE_AVX2_KERNEL)
+    static const bool has_avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    if (has_avx2) return avx2::add_interior_nodes(cells, intervals, nodes);
+#endif
+    baseline::add_interior_nodes(cells, intervals, nodes);
+}
+
 // --- Cells to nodes --------------------------------------------------------------------
 
 bool empty(const Moments& m) { return m.p[0] == 0.0 && m.p[1] == 0.0 && m.p[2] == 0.0 && m.p[3] == 0.0; }
 
-// Interior cells (1 … G−3) reach nodes without reflection, in one sweep
-// without branches (with fewer rows than cells, an "empty cell?" branch goes
-// either way at random). The three boundary cells are then spread with
-// their reflections.
+// Interior cells (1 … G−3) reach nodes without reflection, in the kernel's
+// loop without branches (with fewer rows than cells, an "empty cell?" branch
+// goes either way at random; scratch arrays for the four weights were a
+// fifth of `smece` on 1000 rows). The three boundary cells are then spread
+// with their reflections.
 void to_nodes(const std::vector<ResidualCell>& cells, Summary& s) {
     const auto g = static_cast<std::int64_t>(cells.size());
     if (g < 8) {
         for (std::int64_t j = 0; j < g; ++j) spread_cubic(s.residual, j, cells[static_cast<std::size_t>(j)].a.p);
         return;
     }
-    // Interior cell j adds the cubic weights before/left/right/after of its
-    // moments to nodes j−1 … j+2, so node k gets ((after(k−2) + right(k−1)) +
-    // left(k)) + before(k+1). Each node computes its four weights from the
-    // four cells' moments: every weight once, no scratch arrays (filling and
-    // reading four of them was a fifth of `smece` on 1000 rows), and no
-    // dependence between nodes, so the loop vectorizes.
-    const ResidualCell* cell = cells.data();
-    auto after = [cell](std::int64_t j) {
-        const double* m = cell[j].a.p;
-        return (m[3] - m[1]) * (1.0 / 6.0);
-    };
-    auto right = [cell](std::int64_t j) {
-        const double* m = cell[j].a.p;
-        return -(m[3] - m[2] - 2.0 * m[1]) * 0.5;
-    };
-    auto left = [cell](std::int64_t j) {
-        const double* m = cell[j].a.p;
-        return (m[3] - 2.0 * m[2] - m[1] + 2.0 * m[0]) * 0.5;
-    };
-    auto before = [cell](std::int64_t j) {
-        const double* m = cell[j].a.p;
-        return -(m[3] - 3.0 * m[2] + 2.0 * m[1]) * (1.0 / 6.0);
-    };
-    double* node = s.residual.data();
-    node[0] += before(1);
-    node[1] += left(1) + before(2);
-    node[2] += (right(1) + left(2)) + before(3);
-    for (std::int64_t k = 3; k <= g - 4; ++k) node[k] += ((after(k - 2) + right(k - 1)) + left(k)) + before(k + 1);
-    node[g - 3] += (after(g - 5) + right(g - 4)) + left(g - 3);
-    node[g - 2] += after(g - 4) + right(g - 3);
-    node[g - 1] += after(g - 3);
+    add_interior_nodes(cells.data(), g, s.residual.data());
     for (const std::int64_t j : {std::int64_t{0}, g - 2, g - 1})
         spread_cubic(s.residual, j, cells[static_cast<std::size_t>(j)].a.p);
 }
