@@ -1364,7 +1364,7 @@ def main(argv=None):
                 flush=True,
             )
     if 1000 in sizes:
-        results["slices"] = run_worker({"kind": "slices", "n": 1000, "count": 1000, "rounds": 7}, timeout=600)
+        results["slices"] = run_worker({"kind": "slices", "n": 1000, "count": 1000, "rounds": 15}, timeout=600)
         per = results["slices"]["per_call_s"]
         print(f"[{time.perf_counter() - t_start:6.1f} s] 1000 slices of 1000 rows: "
               + ", ".join(f"{k} {fmt_s(v)}" for k, v in per.items()), flush=True)
