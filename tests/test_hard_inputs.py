@@ -46,6 +46,31 @@ def test_base_rate_model(n):
     assert _core.passes_over_rows() - passes == 2  # the pass, then one look at the distinct predictions
 
 
+@pytest.mark.parametrize("layout", ["sorted", "signed zeros"])
+def test_blocks_of_one_prediction(layout):
+    # σ* below every grid: answered from one look at the distinct predictions, which counts
+    # a block (512 rows) of one prediction at once. Sorted: most blocks hold one prediction,
+    # one holds both; signed zeros: the prediction 0 as +0 and -0 (equal values, different
+    # bits), which goes row by row.
+    rng = np.random.default_rng(5)
+    n = 5000
+    y = np.zeros(n, dtype=bool)
+    if layout == "sorted":
+        f = np.where(np.arange(n) < 2600, 0.25, 0.75)
+        y[rng.choice(2600, 651, replace=False)] = True  # one more than 0.25·2600
+        y[2600 + rng.choice(2400, 1800, replace=False)] = True  # exactly 0.75·2400
+        expected = 1 / n
+    else:
+        f = np.where(rng.random(n) < 0.5, 0.0, -0.0)
+        y[rng.choice(n, 3, replace=False)] = True
+        expected = 3 / n
+    passes = _core.passes_over_rows()
+    value = smoothece.smece(f, y)
+    assert _core.passes_over_rows() - passes == 2  # the pass, then the distinct predictions
+    assert value == pytest.approx(expected, rel=1e-12)
+    assert value == pytest.approx(atoms_limit(f, y), rel=1e-12)
+
+
 @pytest.mark.parametrize("weighted", [False, True])
 def test_discrete_forecasts_below_every_grid(weighted):
     # Eleven forecasts over 2^17 rows in random order, each with the nearest

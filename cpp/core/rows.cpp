@@ -393,6 +393,40 @@ std::optional<Atoms> atoms_of_range(const Inputs& in, std::int64_t first, std::i
                 slot.rows += rows;
                 slot.positives += ones;
             };
+            // A block of one prediction (a base rate, a point mass) is one
+            // run, checked and counted in loops that vectorize: the same bits
+            // throughout (so ±0 mixed take the loop below), labels 0/1 exactly
+            // when every |y(y − 1)| is 0 (NaN and subnormals included), and
+            // then Σy counts the positives exactly, in any order.
+            const std::uint64_t first_bits = bits_of(f[0]);
+            std::uint64_t other = 0;
+            for (std::int64_t k = 0; k < count; ++k) other |= bits_of(f[k]) ^ first_bits;
+            if (other == 0) {
+                double off[4] = {0.0, 0.0, 0.0, 0.0}, ones_of[4] = {0.0, 0.0, 0.0, 0.0};  // independent lanes
+                std::int64_t k = 0;
+                for (; k + 4 <= count; k += 4)
+                    for (int i = 0; i < 4; ++i) {
+                        off[i] += std::fabs(y[k + i] * (y[k + i] - 1.0));
+                        ones_of[i] += y[k + i];
+                    }
+                for (; k < count; ++k) {
+                    off[0] += std::fabs(y[k] * (y[k] - 1.0));
+                    ones_of[0] += y[k];
+                }
+                check(f[0], 0.0);  // the prediction; the labels:
+                if (!((off[0] + off[1]) + (off[2] + off[3]) == 0.0)) bad = 1;
+                if (bad) report_first_bad_row(in);
+                const double f0 = std::min(std::max(f[0], 0.0), 1.0) + 0.0;
+                const std::int32_t at = slot_of(bits_of(f0), f0);
+                if (at < 0) {
+                    overflow = true;
+                    return;
+                }
+                Slot& slot = slots[static_cast<std::size_t>(at)];
+                slot.rows += count;
+                slot.positives += static_cast<std::int64_t>((ones_of[0] + ones_of[1]) + (ones_of[2] + ones_of[3]));
+                return;
+            }
             for (std::int64_t k = 0; k < count; ++k) {
                 const double fk = std::min(std::max(f[k], 0.0), 1.0) + 0.0;  // −0 → +0
                 const std::uint64_t key = bits_of(fk);
