@@ -249,9 +249,8 @@ def test_quantiles_equal_numpys_nan_aware_quantiles():
 @pytest.mark.parametrize("n, sigma", [(500, 0.025), (3000, 0.012)])
 def test_curves_and_bands_of_small_inputs_on_the_mesh(n, sigma):
     # Small inputs get coarse first grids (1024 and 2048 intervals here, σ needing all of
-    # them): the 512-interval mesh reads every step-th node, the bands have its shape
-    # (a 3·2^k grid the mesh did not divide once wrote past the band's end), and the
-    # curves equal direct sums of the reflected kernel.
+    # them): the 512-interval mesh reads every step-th node, the bands have its shape, and
+    # the curves equal direct sums of the reflected kernel.
     rng = np.random.default_rng(n)
     f = rng.uniform(size=n)
     y = rng.uniform(size=n) < f**1.5

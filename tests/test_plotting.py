@@ -277,7 +277,7 @@ def test_labels_inside_figure_binned(resnet, tmp_path):
 
 def test_plot_reliability_diagram(solar):
     d = solar["DAFFS"]
-    # 1000 replicates: DAFFS' interval is skewed (0.051–0.086 about 0.067), not
+    # 1000 replicates: DAFFS' interval is skewed (0.052–0.086 about 0.067), not
     # by the luck of a few replicates' seed.
     ax = smoothece.plot_reliability_diagram(d.f, d.y, n_boot=1000, seed=3, color="C3", level=0.9)
     assert isinstance(ax, matplotlib.axes.Axes)

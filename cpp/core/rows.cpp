@@ -413,7 +413,7 @@ std::optional<Atoms> atoms_of_range(const Inputs& in, std::int64_t first, std::i
                     off[0] += std::fabs(y[k] * (y[k] - 1.0));
                     ones_of[0] += y[k];
                 }
-                check(f[0], 0.0);  // the prediction; the labels:
+                check(f[0], 0.0);  // the prediction (its labels just below)
                 if (!((off[0] + off[1]) + (off[2] + off[3]) == 0.0)) bad = 1;
                 if (bad) report_first_bad_row(in);
                 const double f0 = std::min(std::max(f[0], 0.0), 1.0) + 0.0;
