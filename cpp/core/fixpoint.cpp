@@ -46,10 +46,7 @@ const std::vector<double>& ResidualLevels::masses(std::int64_t intervals) {
 }
 
 double ResidualLevels::integral(double sigma) {
-    // The coarsest level G/2^k with kNodesPerSigma nodes per σ (nested: each
-    // is one halving of the next finer).
-    std::int64_t g = intervals_;
-    while (g % 2 == 0 && g / 2 >= kMinIntervals && static_cast<double>(g / 2) * sigma >= kNodesPerSigma) g /= 2;
+    const std::int64_t g = std::min(intervals_for_sigma(sigma), intervals_);
     const Spectrum& spectrum = level(g);
     // The masses need kNodesPerSigma nodes per σ (binning error); the smooth
     // r and F are read off exactly at kReadNodesPerSigma (the spectrum is

@@ -86,20 +86,25 @@ void scan_column(const Column& c, Ok ok, const std::string& rule) {
 
 // --- The kernel, the build for this CPU ------------------------------------------------
 
+#if defined(SMOOTHECE_HAVE_AVX2_KERNEL)
+bool avx2_kernel() {
+    static const bool has_avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    return has_avx2;
+}
+#endif
+
 template <class Cell>
 bool bin_range(const Inputs& in, const PassSpec& spec, std::int64_t begin, std::int64_t end, Cell* cells,
                PassTotals& totals) {
 #if defined(SMOOTHECE_HAVE_AVX2_KERNEL)
-    static const bool has_avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-    if (has_avx2) return avx2::bin_range(in, spec, begin, end, cells, totals);
+    if (avx2_kernel()) return avx2::bin_range(in, spec, begin, end, cells, totals);
 #endif
     return baseline::bin_range(in, spec, begin, end, cells, totals);
 }
 
 void add_interior_nodes(const ResidualCell* cells, std::int64_t intervals, double* nodes) {
 #if defined(SMOOTHECE_HAVE_AVX2_KERNEL)
-    static const bool has_avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-    if (has_avx2) return avx2::add_interior_nodes(cells, intervals, nodes);
+    if (avx2_kernel()) return avx2::add_interior_nodes(cells, intervals, nodes);
 #endif
     baseline::add_interior_nodes(cells, intervals, nodes);
 }
