@@ -276,7 +276,22 @@ void add_interior_nodes(const ResidualCell* cells, std::int64_t g, double* node)
     node[0] += before(1);
     node[1] += left(1) + before(2);
     node[2] += (right(1) + left(2)) + before(3);
-    for (std::int64_t k = 3; k <= g - 4; ++k) node[k] += ((after(k - 2) + right(k - 1)) + left(k)) + before(k + 1);
+    // The interior in blocks: first each cell's four weights (one pass over
+    // the cells, whose moments are read once), then each node's sum of them.
+    constexpr std::int64_t kBlock = 256;
+    for (std::int64_t k0 = 3; k0 <= g - 4; k0 += kBlock) {
+        const std::int64_t count = std::min(kBlock, g - 3 - k0);
+        // Cells k0 − 2 … k0 + count: the weights each node of the block needs.
+        double w[4][kBlock + 3];
+        for (std::int64_t i = 0; i < count + 3; ++i) {
+            const std::int64_t j = k0 - 2 + i;
+            w[0][i] = after(j);
+            w[1][i] = right(j);
+            w[2][i] = left(j);
+            w[3][i] = before(j);
+        }
+        for (std::int64_t k = 0; k < count; ++k) node[k0 + k] += ((w[0][k] + w[1][k + 1]) + w[2][k + 2]) + w[3][k + 3];
+    }
     node[g - 3] += (after(g - 5) + right(g - 4)) + left(g - 3);
     node[g - 2] += after(g - 4) + right(g - 3);
     node[g - 1] += after(g - 3);
