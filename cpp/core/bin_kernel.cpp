@@ -253,10 +253,10 @@ bool bin_range(const Inputs& in, const PassSpec& spec, std::int64_t begin, std::
 void add_interior_nodes(const ResidualCell* cells, std::int64_t g, double* node) {
     // Interior cell j adds the cubic weights before/left/right/after of its
     // moments to nodes j−1 … j+2, so node k gets ((after(k−2) + right(k−1)) +
-    // left(k)) + before(k+1). Each node computes its four weights from the
-    // four cells' moments: every weight once, no scratch arrays, and no
-    // dependence between nodes, so the loop vectorizes (4 nodes a step with
-    // AVX2; the sums are the same in either build).
+    // left(k)) + before(k+1). Every weight is computed once, a block of
+    // cells at a time into arrays on the stack (each cell's moments read
+    // once), and no node depends on another, so both loops vectorize (4 a
+    // step with AVX2; the sums are the same in either build).
     auto after = [cells](std::int64_t j) {
         const double* m = cells[j].a.p;
         return (m[3] - m[1]) * (1.0 / 6.0);
@@ -276,8 +276,6 @@ void add_interior_nodes(const ResidualCell* cells, std::int64_t g, double* node)
     node[0] += before(1);
     node[1] += left(1) + before(2);
     node[2] += (right(1) + left(2)) + before(3);
-    // The interior in blocks: first each cell's four weights (one pass over
-    // the cells, whose moments are read once), then each node's sum of them.
     constexpr std::int64_t kBlock = 256;
     for (std::int64_t k0 = 3; k0 <= g - 4; k0 += kBlock) {
         const std::int64_t count = std::min(kBlock, g - 3 - k0);
