@@ -5,6 +5,8 @@
 #include <limits>
 #include <stdexcept>
 
+#include "summary.hpp"
+
 #if defined(__AVX2__)
 #include <immintrin.h>
 #endif
@@ -257,22 +259,11 @@ void add_interior_nodes(const ResidualCell* cells, std::int64_t g, double* node)
     // cells at a time into arrays on the stack (each cell's moments read
     // once), and no node depends on another, so both loops vectorize (4 a
     // step with AVX2; the sums are the same in either build).
-    auto after = [cells](std::int64_t j) {
-        const double* m = cells[j].a.p;
-        return (m[3] - m[1]) * (1.0 / 6.0);
-    };
-    auto right = [cells](std::int64_t j) {
-        const double* m = cells[j].a.p;
-        return -(m[3] - m[2] - 2.0 * m[1]) * 0.5;
-    };
-    auto left = [cells](std::int64_t j) {
-        const double* m = cells[j].a.p;
-        return (m[3] - 2.0 * m[2] - m[1] + 2.0 * m[0]) * 0.5;
-    };
-    auto before = [cells](std::int64_t j) {
-        const double* m = cells[j].a.p;
-        return -(m[3] - 3.0 * m[2] + 2.0 * m[1]) * (1.0 / 6.0);
-    };
+    auto weights = [cells](std::int64_t j) { return cubic_weights(cells[j].a.p); };
+    auto after = [&](std::int64_t j) { return weights(j).after; };
+    auto right = [&](std::int64_t j) { return weights(j).right; };
+    auto left = [&](std::int64_t j) { return weights(j).left; };
+    auto before = [&](std::int64_t j) { return weights(j).before; };
     node[0] += before(1);
     node[1] += left(1) + before(2);
     node[2] += (right(1) + left(2)) + before(3);
@@ -282,11 +273,11 @@ void add_interior_nodes(const ResidualCell* cells, std::int64_t g, double* node)
         // Cells k0 − 2 … k0 + count: the weights each node of the block needs.
         double w[4][kBlock + 3];
         for (std::int64_t i = 0; i < count + 3; ++i) {
-            const std::int64_t j = k0 - 2 + i;
-            w[0][i] = after(j);
-            w[1][i] = right(j);
-            w[2][i] = left(j);
-            w[3][i] = before(j);
+            const CubicWeights c = weights(k0 - 2 + i);
+            w[0][i] = c.after;
+            w[1][i] = c.right;
+            w[2][i] = c.left;
+            w[3][i] = c.before;
         }
         for (std::int64_t k = 0; k < count; ++k) node[k0 + k] += ((w[0][k] + w[1][k + 1]) + w[2][k + 2]) + w[3][k + 3];
     }

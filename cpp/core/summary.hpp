@@ -97,15 +97,22 @@ struct Summary {
 // order 3, so the error stays O((h/σ)⁴) of the coarse grid).
 std::vector<double> rebin_nodes(const std::vector<double>& fine, std::int64_t coarse);
 
-// Spreads one cell's power sums onto nodes cell−1..cell+2 with the adjoint of
-// cubic Lagrange interpolation (reflected at 0 and 1: K̃σ(t, −x) = K̃σ(t, x)).
+// A cell's power sums m[p] = Σ w·λ^p (p = 0..3) as masses on nodes cell−1,
+// cell, cell+1 and cell+2: the adjoint of cubic Lagrange interpolation.
+struct CubicWeights {
+    double before, left, right, after;
+};
+inline CubicWeights cubic_weights(const double* m) {
+    constexpr double kSixth = 1.0 / 6.0;
+    return {-(m[3] - 3.0 * m[2] + 2.0 * m[1]) * kSixth, (m[3] - 2.0 * m[2] - m[1] + 2.0 * m[0]) * 0.5,
+            -(m[3] - m[2] - 2.0 * m[1]) * 0.5, (m[3] - m[1]) * kSixth};
+}
+
+// Spreads one cell's power sums onto nodes cell−1..cell+2 with those weights
+// (reflected at 0 and 1: K̃σ(t, −x) = K̃σ(t, x)).
 // Inline: it runs once per occupied cell in every pass and restriction.
 inline void spread_cubic(std::vector<double>& node, std::int64_t cell, const double (&m)[4]) {
-    constexpr double kSixth = 1.0 / 6.0;
-    const double w_before = -(m[3] - 3.0 * m[2] + 2.0 * m[1]) * kSixth;
-    const double w_left = (m[3] - 2.0 * m[2] - m[1] + 2.0 * m[0]) * 0.5;
-    const double w_right = -(m[3] - m[2] - 2.0 * m[1]) * 0.5;
-    const double w_after = (m[3] - m[1]) * kSixth;
+    const auto [w_before, w_left, w_right, w_after] = cubic_weights(m);
     const std::int64_t last = static_cast<std::int64_t>(node.size()) - 1;
     if (cell >= 1 && cell + 2 <= last) {  // interior: no reflection needed
         double* n = node.data() + cell;
