@@ -30,6 +30,7 @@
 // Pure C++17, standard library only.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cfloat>
 #include <cmath>
@@ -37,6 +38,7 @@
 #include <cstring>
 #include <limits>
 #include <stdexcept>
+#include <vector>
 
 #if defined(__FAST_MATH__)
 #error "random.hpp: -ffast-math would change the samplers' results; compile without it"
@@ -610,6 +612,96 @@ private:
 };
 
 inline std::int64_t RandomStream::binomial(std::int64_t n, double p) { return Binomial(n, p)(*this); }
+
+// Binomial(n, p) by inversion of its tabulated distribution function, for
+// many draws of one (n, p) (a resampling group's, in every replicate): one
+// uniform per draw and no rejection, so a caller can draw the uniforms of many
+// tables first and look them up after, letting the lookups' cache misses
+// overlap (about four times faster than BTRD over a thousand tables). The
+// table holds the values whose probability is at least 2^−70 of the mode's
+// (all the others together weigh less than the uniform resolves, 2^−53),
+// from the ratio recurrence f(k ± 1)/f(k) with + − × ÷ alone, so it is the
+// same on every platform; the distribution is exact up to the rounding of
+// the table's sums (within 1e-14 of the exact distribution function: the
+// tests). A guide table (Chen & Asau 1974) starts the search at the first
+// value of the uniform's bucket.
+class BinomialTable {
+public:
+    // Beyond this many values (n·p·(1 − p) above ~4e4) the table is empty: use Binomial.
+    static constexpr std::size_t kMaxValues = 4096;
+
+    BinomialTable() = default;
+    BinomialTable(std::int64_t n, double p) {
+        if (n < 0 || !(p >= 0.0 && p <= 1.0)) throw std::invalid_argument("binomial: needs n >= 0 and 0 <= p <= 1");
+        if (n == 0 || p == 0.0 || p == 1.0) {  // one value
+            first_ = p == 1.0 ? n : 0;
+            cdf_.assign(1, 1.0);
+            guide_.assign(2, 0);
+            buckets_ = 1.0;
+            return;
+        }
+        const double ratio = p / (1.0 - p), inverse_ratio = (1.0 - p) / p;
+        const auto mode = std::min(n, static_cast<std::int64_t>(std::floor((static_cast<double>(n) + 1.0) * p)));
+        // f(k)/f(mode), walking away from the mode into one array centred on it.
+        constexpr double kNegligible = 0x1p-70;  // of the mode's probability
+        std::array<double, 2 * kMaxValues + 1> ratios;
+        constexpr std::size_t centre = kMaxValues;
+        ratios[centre] = 1.0;
+        std::size_t below = 0, above = 0;
+        for (double f = 1.0; below < kMaxValues && mode - static_cast<std::int64_t>(below) > 0; ++below) {
+            const auto k = static_cast<double>(mode - static_cast<std::int64_t>(below));
+            f *= k * inverse_ratio / (static_cast<double>(n) - k + 1.0);
+            if (f < kNegligible) break;
+            ratios[centre - below - 1] = f;
+        }
+        for (double f = 1.0; above < kMaxValues && mode + static_cast<std::int64_t>(above) < n; ++above) {
+            const auto k = static_cast<double>(mode + static_cast<std::int64_t>(above));
+            f *= (static_cast<double>(n) - k) * ratio / (k + 1.0);
+            if (f < kNegligible) break;
+            ratios[centre + above + 1] = f;
+        }
+        if (below + above + 1 > kMaxValues) return;
+        first_ = mode - static_cast<std::int64_t>(below);
+        cdf_.resize(below + above + 1);
+        double total = 0.0;
+        for (std::size_t i = 0; i < cdf_.size(); ++i) cdf_[i] = total += ratios[centre - below + i];
+        const double scale = 1.0 / total;
+        for (double& c : cdf_) c *= scale;
+        cdf_.back() = 1.0;
+        // Bucket j starts at the first value whose cdf falls in bucket j or
+        // later (⌊cdf·buckets⌋ ≥ j, i.e. cdf·buckets ≥ j): every value before
+        // it has cdf < any u of bucket j, since u ↦ ⌊u·buckets⌋ is monotone
+        // also after rounding. The last cdf, 1, ends every search.
+        buckets_ = static_cast<double>(cdf_.size());
+        guide_.resize(cdf_.size() + 1);  // + 1: a guard, should u·buckets round up to buckets
+        std::size_t i = 0;
+        for (std::size_t j = 0; j < guide_.size(); ++j) {
+            while (cdf_[i] * buckets_ < static_cast<double>(j)) ++i;
+            guide_[j] = static_cast<std::uint16_t>(i);
+        }
+    }
+
+    // False when (n, p) needs more than kMaxValues values.
+    bool tabulated() const { return !cdf_.empty(); }
+
+    // The value whose step of the distribution function holds u ∈ [0, 1).
+    std::int64_t at(double u) const {
+        std::size_t i = guide_[static_cast<std::size_t>(u * buckets_)];
+        while (cdf_[i] <= u) ++i;  // ends: the last cdf is 1
+        return first_ + static_cast<std::int64_t>(i);
+    }
+
+    std::int64_t operator()(RandomStream& rng) const { return at(rng.uniform()); }
+
+    std::int64_t first() const { return first_; }
+    const std::vector<double>& cdf() const { return cdf_; }  // P(K ≤ first + i)
+
+private:
+    std::int64_t first_ = 0;
+    double buckets_ = 0.0;
+    std::vector<double> cdf_;
+    std::vector<std::uint16_t> guide_;
+};
 
 // Gamma(shape, scale 1), shape > 0: Marsaglia & Tsang (2000) for shape ≥ 1;
 // below, Gamma(shape + 1)·U^(1/shape), which may underflow to 0 for tiny

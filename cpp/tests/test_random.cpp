@@ -598,6 +598,86 @@ void test_binomial() {
     }
 }
 
+// BinomialTable: its distribution function against the exact one (long
+// double, from lgamma at the low end and the ratios upwards), every step edge
+// of its lookup, its draws by chi-square, one word a draw, and its limits.
+void test_binomial_table() {
+    RandomStream s(14, 0);
+    const std::pair<std::int64_t, double> cases[] = {{1, 0.3},       {20, 0.3},      {1000, 0.5},
+                                                     {1000, 0.009},  {5000, 0.97},   {123457, 1e-3},
+                                                     {40000, 0.5},   {std::int64_t{1} << 40, 1e-11}};
+    for (const auto& test_case : cases) {
+        const std::int64_t n = test_case.first;
+        const double p = test_case.second;
+        const std::string name = "binomial table(" + std::to_string(n) + ", " + fmt(p) + ")";
+        const BinomialTable table(n, p);
+        check(table.tabulated(), name + ": tabulated");
+        if (!table.tabulated()) continue;
+        const std::vector<double>& cdf = table.cdf();
+        const double mean = static_cast<double>(n) * p, sd = std::sqrt(mean * (1.0 - p));
+        const auto lo = static_cast<std::int64_t>(std::max(0.0, std::floor(mean - 40.0 * sd - 40.0)));
+        const auto hi = static_cast<std::int64_t>(std::min(static_cast<double>(n), std::ceil(mean + 40.0 * sd + 40.0)));
+        const long double ln = n, lp = p, lq = 1.0L - lp, llo = lo;
+        const long double log_first = std::lgamma(ln + 1) - std::lgamma(llo + 1) - std::lgamma(ln - llo + 1) +
+                                      llo * std::log(lp) + (ln - llo) * std::log1p(-lp);
+        const std::vector<long double> pmf = pmf_by_ratios(lo, hi, log_first, [&](std::int64_t j) {
+            return static_cast<long double>(n - j) / static_cast<long double>(j + 1) * lp / lq;
+        });
+        long double below = 0.0L;  // exact P(K < first)
+        for (std::int64_t k = lo; k < table.first(); ++k) below += pmf[static_cast<std::size_t>(k - lo)];
+        long double exact = below, worst = 0.0L;
+        for (std::size_t i = 0; i < cdf.size(); ++i) {
+            exact += pmf[static_cast<std::size_t>(table.first() + static_cast<std::int64_t>(i) - lo)];
+            worst = std::max(worst, std::fabs(static_cast<long double>(cdf[i]) - exact));
+        }
+        check(worst < 1e-14L && below < 1e-17L,
+              name + ": distribution function within 1e-14 of the exact one (worst " + fmt(static_cast<double>(worst)) +
+                  "; mass below the table " + fmt(static_cast<double>(below)) + ")");
+        // Each step edge: u just below cdf[i] gives value i, u = cdf[i] the next.
+        bool edges = true;
+        for (std::size_t i = 0; i < cdf.size(); ++i) {
+            const std::int64_t value = table.first() + static_cast<std::int64_t>(i);
+            const double before = std::nextafter(cdf[i], 0.0);
+            if (i == 0 || before >= cdf[i - 1]) edges = edges && table.at(before) == value;
+            if (i + 1 < cdf.size() && cdf[i] < cdf[i + 1]) edges = edges && table.at(cdf[i]) == value + 1;
+        }
+        edges = edges && table.at(0.0) == table.first() && table.at(1.0 - 0x1p-53) <= n;
+        check(edges, name + ": every step edge of the lookup");
+        const int draws = 1000000;
+        std::vector<std::int64_t> k(draws);
+        for (auto& v : k) v = table(s);
+        check_chi_square(name, k, lo, pmf);
+    }
+    {
+        const BinomialTable table(1000, 0.4);
+        RandomStream a(3, 4), b(3, 4);
+        for (int i = 0; i < 1000; ++i) {
+            table(a);
+            b.next_u64();
+        }
+        check(a.next_u64() == b.next_u64(), "binomial table: one word a draw");
+    }
+    check(!BinomialTable(std::int64_t{1} << 30, 0.5).tabulated() && BinomialTable(40000, 0.5).tabulated(),
+          "binomial table: empty beyond kMaxValues values (n = 2^30, p = 1/2), tabulated at n = 40000");
+    RandomStream e(15, 0);
+    bool degenerate = true;
+    for (int i = 0; i < 100; ++i)
+        degenerate = degenerate && BinomialTable(0, 0.3)(e) == 0 && BinomialTable(100, 0.0)(e) == 0 &&
+                     BinomialTable(100, 1.0)(e) == 100;
+    check(degenerate, "binomial table: n = 0, p = 0 and p = 1 give their one value");
+    auto throws = [](auto&& fn) {
+        try {
+            fn();
+        } catch (const std::invalid_argument&) {
+            return true;
+        }
+        return false;
+    };
+    check(throws([] { BinomialTable(-1, 0.5); }) && throws([] { BinomialTable(5, 1.5); }) &&
+              throws([] { BinomialTable(5, NAN); }),
+          "binomial table: bad n or p refused");
+}
+
 void test_poisson() {
     RandomStream s(13, 0);
     for (double mean : {0.01, 0.7, 4.0, 9.99, 10.0, 17.3, 150.0, 1e4, 3e7}) {
@@ -731,6 +811,7 @@ int main() {
     test_log_probabilities();
     test_continuous();
     test_binomial();
+    test_binomial_table();
     test_poisson();
     test_edges();
     test_determinism();
