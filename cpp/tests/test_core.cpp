@@ -177,18 +177,19 @@ int main() {
     // transform of the masses scaled by their group's factor, read off an
     // output grid coarser, finer, or of another base (3·2^k against 2^k),
     // with masses at both ends, and at a σ wide enough to need the images
-    // beyond the first reflection.
+    // beyond the first reflection; and with groups that hold no node.
     {
         std::mt19937_64 rng(13);
         std::uniform_real_distribution<double> u(0.0, 1.0);
-        struct Case { std::int64_t intervals, out; double sigma; std::int64_t per_group; };
-        for (const Case c : {Case{3072, 512, 0.003, 5}, Case{1536, 2048, 0.004, 3}, Case{48, 512, 0.6, 4}, Case{4096, 4096, 0.001, 7}}) {
+        struct Case { std::int64_t intervals, out; double sigma; std::int64_t per_group, stride = 1; };
+        for (const Case c : {Case{3072, 512, 0.003, 5}, Case{1536, 2048, 0.004, 3}, Case{48, 512, 0.6, 4},
+                             Case{4096, 4096, 0.001, 7}, Case{3072, 512, 0.003, 5, 3}}) {
             std::vector<double> w0(static_cast<std::size_t>(c.intervals + 1)), w1(w0.size()), scaled(w0.size());
             std::vector<std::int32_t> group(w0.size());
             for (std::size_t j = 0; j < w0.size(); ++j) {
                 w0[j] = u(rng);
                 w1[j] = u(rng) < 0.2 ? 0.0 : u(rng);  // some empty nodes
-                group[j] = static_cast<std::int32_t>(static_cast<std::int64_t>(j) / c.per_group);
+                group[j] = static_cast<std::int32_t>(static_cast<std::int64_t>(j) / c.per_group * c.stride);
             }
             const std::int64_t groups = group.back() + 1;
             std::vector<double> factor(static_cast<std::size_t>(groups));
@@ -208,7 +209,8 @@ int main() {
             }
             check(worst <= 1e-12 * scale,
                   "group smoothing of " + std::to_string(c.intervals) + " intervals read off " + std::to_string(c.out) +
-                      " at sigma " + std::to_string(c.sigma) + " equals the transform of the scaled masses");
+                      " at sigma " + std::to_string(c.sigma) + (c.stride > 1 ? ", two groups in three empty," : "") +
+                      " equals the transform of the scaled masses");
         }
     }
     // Grouping rows that come in parts: every part has weights, or none does.
