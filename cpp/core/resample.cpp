@@ -79,14 +79,23 @@ private:
 };
 
 // A group's positive weight Σ wᵢBᵢ, Bᵢ ~ Bernoulli(f̄), as a multiple of its
-// mean f̄Σw: Binomial for equal weights (or frequency weights; by its table
-// where that is small), else a Beta
-// with the right mean and variance f̄(1 − f̄)Σw². The route and its constants
-// are found once per group; every replicate then only draws.
+// mean f̄Σw: Binomial for equal weights (or frequency weights), by its table
+// where that is small, else a Beta with the right mean and variance
+// f̄(1 − f̄)Σw². The route and its constants are found once per group; every
+// replicate then only draws.
 class ConsistencyDraw {
 public:
+    // Tables where each is drawn this often (one costs about as much as
+    // 20 BTRD draws: ~3 ns a value, ~300 values), up to this many values in
+    // all (~20 MB with the guides; calibrated data at 1e7 rows needs ~1e6).
+    static constexpr std::int64_t kTableDraws = 32;
+    static constexpr std::size_t kTableValues = std::size_t{1} << 21;
+    static std::size_t table_budget(std::int64_t draws) { return draws >= kTableDraws ? kTableValues : 0; }
+
+    // table_values: how many values the tables of this resampling may still
+    // hold (0: none, when few replicates draw); a table's size is taken from it.
     ConsistencyDraw(double rows, double weight, double weight_sq, double weight_f, int weight_exp, WeightKind kind,
-                    std::int64_t draws) {
+                    std::size_t& table_values) {
         if (!(weight > 0.0) || !(weight_f > 0.0)) return;
         p_ = std::min(1.0, weight_f / weight);
         if (p_ >= 1.0) return;
@@ -94,7 +103,15 @@ public:
         if (kind == WeightKind::Frequency) n_ = std::ldexp(weight, -weight_exp);
         else if (std::fabs(n_ - rows) <= 1e-9 * rows) n_ = rows;  // equal weights: rows exactly
         if (n_ == std::floor(n_) && n_ < 9.0e15) {
-            if (draws >= kTableDraws) table_ = BinomialTable(static_cast<std::int64_t>(n_), p_);
+            if (table_values > 0) {
+                table_ = BinomialTable(static_cast<std::int64_t>(n_), p_);
+                if (table_.cdf().size() <= table_values) {
+                    table_values -= table_.cdf().size();
+                } else {  // the budget is spent: this group and the rest draw by BTRD
+                    table_ = BinomialTable();
+                    table_values = 0;
+                }
+            }
             route_ = table_.tabulated() ? Route::Table : Route::Binomial;
             if (route_ == Route::Binomial) binomial_ = Binomial(static_cast<std::int64_t>(n_), p_);
         } else {
@@ -120,8 +137,6 @@ public:
     }
 
 private:
-    // A table costs about as much as 20 BTRD draws (~3 ns a value, ~300 values).
-    static constexpr std::int64_t kTableDraws = 32;
     enum class Route { Fixed, Table, Binomial, Bernoulli, Beta };
     Route route_ = Route::Fixed;
     double p_ = 1.0, n_ = 0.0;
@@ -166,10 +181,11 @@ struct Groups {
             }
         } else {
             consistency.reserve(static_cast<std::size_t>(count));
+            std::size_t table_values = ConsistencyDraw::table_budget(draws);
             for (std::size_t g = 0; g < static_cast<std::size_t>(count); ++g)
                 consistency.emplace_back(rows[0][g] + rows[1][g], weight[0][g] + weight[1][g],
                                          weight_sq[0][g] + weight_sq[1][g], weight_f[0][g] + weight_f[1][g],
-                                         weight_exp, weights, draws);
+                                         weight_exp, weights, table_values);
         }
     }
     // The group of each node of a grid with g intervals (by the cell the node lies in).
@@ -567,11 +583,12 @@ Replicates resample(const Atoms& atoms, const ResampleRequest& req, std::int64_t
         }
     } else {
         consistency.reserve(n);
+        std::size_t table_values = ConsistencyDraw::table_budget(req.count);
         for (std::size_t i = 0; i < n; ++i) {
             const AtomStats& a0 = atoms.by_label[0][i];
             const AtomStats& a1 = atoms.by_label[1][i];
             consistency.emplace_back(a0.rows + a1.rows, a0.weight + a1.weight, a0.weight_sq + a1.weight_sq,
-                                     a0.weight_f + a1.weight_f, weight_exp, req.weights, req.count);
+                                     a0.weight_f + a1.weight_f, weight_exp, req.weights, table_values);
         }
     }
     const int nthreads = thread_count(req.threads, req.count, 1);
