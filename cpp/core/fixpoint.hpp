@@ -50,9 +50,10 @@ struct Fixpoint {
 // Every evaluation bounds σ* on both sides (a bracket that only shrinks); the
 // steps are those of a power-law model through the last two evaluations
 // (smECEσ behaves like σ^(−½) for noise and σ^0 for a one-signed residual),
-// bisecting whenever a step would leave the bracket; stops at a relative
-// step |Δσ| ≤ tol·σ.
-// Typically 3–5 evaluations from a guess near σ*.
+// from the third on inverse quadratic interpolation in the same log-log
+// coordinates, bisecting whenever a step would leave the bracket; stops at a
+// relative step |Δσ| ≤ tol·σ.
+// Typically 3–6 evaluations from a guess near σ*.
 Fixpoint solve_fixpoint(const std::function<double(double)>& smece, double scale, double limit, double guess,
                         double tol);
 
