@@ -642,9 +642,10 @@ public:
         }
         const double ratio = p / (1.0 - p), inverse_ratio = (1.0 - p) / p;
         const auto mode = std::min(n, static_cast<std::int64_t>(std::floor((static_cast<double>(n) + 1.0) * p)));
-        // f(k)/f(mode), walking away from the mode into one array centred on it.
+        // f(k)/f(mode), walking away from the mode into one array centred on
+        // it (per thread, made once: 64 KB would be much for a small stack).
         constexpr double kNegligible = 0x1p-70;  // of the mode's probability
-        std::array<double, 2 * kMaxValues + 1> ratios;
+        thread_local std::vector<double> ratios(2 * kMaxValues + 1);
         constexpr std::size_t centre = kMaxValues;
         ratios[centre] = 1.0;
         std::size_t below = 0, above = 0;
