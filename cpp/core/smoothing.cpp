@@ -71,27 +71,29 @@ Scratch& scratch() {
     return s;
 }
 
-// 1/(πk) for k = 0..n (entry 0 is 0), per thread, grown as needed.
-const double* reciprocals(std::int64_t n) {
-    thread_local std::vector<double> table;
+// Entries 0..n of a table of value(k), grown as needed (each caller keeps
+// one per thread).
+template <class Value>
+const double* grown(std::vector<double>& table, std::int64_t n, Value value) {
     if (static_cast<std::int64_t>(table.size()) <= n) {
         const std::size_t old = table.size();
         table.resize(static_cast<std::size_t>(n + 1));
-        for (std::size_t k = old; k < table.size(); ++k) table[k] = k == 0 ? 0.0 : 1.0 / (kPi * static_cast<double>(k));
+        for (std::size_t k = old; k < table.size(); ++k) table[k] = value(k);
     }
     return table.data();
 }
 
-// The numbers 0..n as doubles, per thread, grown as needed: read from a table,
-// j·x vectorizes (SSE2 has no packed int64 → double conversion).
+// 1/(πk) for k = 0..n (entry 0 is 0).
+const double* reciprocals(std::int64_t n) {
+    thread_local std::vector<double> table;
+    return grown(table, n, [](std::size_t k) { return k == 0 ? 0.0 : 1.0 / (kPi * static_cast<double>(k)); });
+}
+
+// The numbers 0..n as doubles: read from a table, j·x vectorizes (SSE2 has
+// no packed int64 → double conversion).
 const double* node_indices(std::int64_t n) {
     thread_local std::vector<double> table;
-    if (static_cast<std::int64_t>(table.size()) <= n) {
-        const std::size_t old = table.size();
-        table.resize(static_cast<std::size_t>(n + 1));
-        for (std::size_t k = old; k < table.size(); ++k) table[k] = static_cast<double>(k);
-    }
-    return table.data();
+    return grown(table, n, [](std::size_t k) { return static_cast<double>(k); });
 }
 
 }  // namespace
