@@ -85,13 +85,60 @@ def test_integer_keys_dense_or_hashed_factorize_alike(dtype):
     for low, high in [(0, 50), (-30, 30), (0, 100)]:
         keys = rng.integers(low, high, 5000).astype(dtype)
         for shifted in ([keys] if dtype != np.int64 else [keys, keys.astype(np.int64) + 2**40]):
-            codes, first = _core.factorize(shifted)
+            codes, first, count = _core.factorize(shifted)
             distinct, where = np.unique(shifted, return_index=True)
+            if codes is None:  # the int64 keys 0..K-1, each present, are their own codes
+                assert shifted.dtype == np.int64 and low == 0
+                np.testing.assert_array_equal(distinct, np.arange(count))
+                continue
+            assert count == distinct.size
             # One code per distinct key, each code's first row, equal keys <=> equal codes.
             assert first.size == distinct.size and codes.min() == 0 and codes.max() == distinct.size - 1
             np.testing.assert_array_equal(shifted[first][codes], shifted)
             np.testing.assert_array_equal(np.sort(first), np.sort(where))
             np.testing.assert_array_equal(first, [np.flatnonzero(codes == c)[0] for c in range(first.size)])
+
+
+@pytest.mark.parametrize("f_type", [np.float64, np.float32])
+@pytest.mark.parametrize("y_type", [np.bool_, np.uint8, np.int8, np.int64, np.float64])
+@pytest.mark.parametrize("w_type", [None, np.float64, np.float32, np.int32])
+def test_every_column_type_gathers_alike(f_type, y_type, w_type):
+    # The gathering pass reads common types directly and others through
+    # blocks of doubles: each group's σ* is the ungrouped call's either way.
+    rng = np.random.default_rng(6)
+    n = 2000
+    f = rng.beta(2, 2, n).astype(f_type)
+    y = (rng.random(n) < f).astype(y_type)
+    w = None if w_type is None else rng.integers(0, 4, n).astype(w_type)
+    g = rng.integers(0, 7, n)
+    r = smece_by_group(f, y, g, weights=w)
+    for i, key in enumerate(r.keys):
+        rows = g == key
+        assert r.smece[i] == smoothece.smece(f[rows], y[rows], weights=None if w is None else w[rows], threads=1)
+
+
+@pytest.mark.parametrize("make", [
+    lambda k: k,
+    lambda k: k.astype(np.uint64),
+    lambda k: k.view("datetime64[ns]"),
+    lambda k: np.array(k.tolist(), dtype=object),
+    lambda k: np.repeat(k, 2)[::2],  # a stride of 16 bytes: codes are written
+])
+def test_keys_that_are_their_own_codes(make):
+    # 8-byte keys 0..K-1, each present, are their own codes (no pass writes
+    # codes): the same groups and numbers as the same keys moved away from 0
+    # (a table with an offset), and the caller's keys untouched.
+    rng = np.random.default_rng(4)
+    k = rng.integers(0, 25, 3000)
+    f, y = rng.uniform(size=3000), rng.integers(0, 2, 3000)
+    keys = make(k)
+    before = keys.copy()
+    r = smece_by_group(f, y, keys)
+    moved = smece_by_group(f, y, k + 1000)
+    np.testing.assert_array_equal(r.smece, moved.smece)
+    np.testing.assert_array_equal(r.n, moved.n)
+    np.testing.assert_array_equal(np.asarray(r.keys, dtype=keys.dtype), np.unique(keys))
+    np.testing.assert_array_equal(keys, before)
 
 
 @pytest.mark.parametrize("threads", [1, 2])
@@ -101,7 +148,7 @@ def test_factorize_on_threads_with_gaps_and_strides(threads):
     rng = np.random.default_rng(3)
     ids = rng.choice(np.arange(0, 3000, 3), size=2**21)  # every third id used
     for keys in (ids, ids[::2]):
-        codes, first = _core.factorize(keys, threads)
+        codes, first, _ = _core.factorize(keys, threads)
         distinct, where = np.unique(keys, return_index=True)
         np.testing.assert_array_equal(first, where)  # ascending codes: first rows in key order
         np.testing.assert_array_equal(distinct[codes], keys)
@@ -110,14 +157,14 @@ def test_factorize_on_threads_with_gaps_and_strides(threads):
 @pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
 def test_float_keys_zero_signs_are_one_key(dtype):
     keys = np.array([0.0, -0.0, 1.5, -0.0, 1.5, -2.0], dtype=dtype)
-    codes, first = _core.factorize(keys)
+    codes, first, _ = _core.factorize(keys)
     np.testing.assert_array_equal(codes, [0, 0, 1, 0, 1, 2])
     np.testing.assert_array_equal(first, [0, 2, 5])
 
 
 def test_short_byte_string_keys():
     keys = np.array([b"abc", b"ab", b"abc", b"xyz", b"ab"], dtype="S3")
-    codes, first = _core.factorize(keys)
+    codes, first, _ = _core.factorize(keys)
     np.testing.assert_array_equal(codes, [0, 1, 0, 2, 1])
     np.testing.assert_array_equal(first, [0, 1, 3])
 

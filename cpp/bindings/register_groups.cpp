@@ -42,7 +42,7 @@ const std::int64_t* codes_of(const py::array_t<std::int64_t, py::array::c_style>
 void register_groups(py::module_& m) {
     m.def(
         "factorize",
-        [](const py::array& keys, std::int64_t threads) {
+        [](const py::array& keys, std::int64_t threads) -> py::tuple {
             if (keys.ndim() != 1) throw py::value_error("keys must be 1-D");
             const char kind = keys.dtype().kind();
             if (std::string("biufMmUS").find(kind) == std::string::npos)
@@ -50,9 +50,11 @@ void register_groups(py::module_& m) {
             const auto* data = static_cast<const char*>(keys.data());
             const std::int64_t size = keys.shape(0), stride = keys.strides(0), itemsize = keys.itemsize();
             Factorized out = without_gil([&] { return factorize(data, size, stride, itemsize, kind == 'f', threads); });
-            return py::make_tuple(to_numpy(std::move(out.codes)), to_numpy(std::move(out.first)));
+            if (out.identity > 0) return py::make_tuple(py::none(), py::none(), out.identity);
+            const auto groups = static_cast<std::int64_t>(out.first.size());
+            return py::make_tuple(to_numpy(std::move(out.codes)), to_numpy(std::move(out.first)), groups);
         },
-        py::arg("keys"), py::arg("threads") = 0, "Codes of the distinct keys (ascending for integers in a narrow range, else in order of first appearance), and the row where each code's key first appears.");
+        py::arg("keys"), py::arg("threads") = 0, "(codes, first, K): codes of the distinct keys (ascending for integers in a narrow range, else in order of first appearance) and the row where each code's key first appears; (None, None, K) when the keys are the int64 words 0..K-1, each present (their own codes).");
 
     m.def(
         "smece_by_group",

@@ -8,6 +8,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string_view>
+#include <type_traits>
 #include <unordered_map>
 
 #include "analysis.hpp"
@@ -20,6 +21,7 @@ namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr std::int64_t kChunk = std::int64_t{1} << 16;
+constexpr std::int64_t kScatterAhead = 32;  // rows: about the misses a core keeps in flight
 constexpr std::uint64_t kDenseKeyRange = std::uint64_t{1} << 24;  // a table of at most 128 MB (8 bytes a value)
 
 // A key of at most 8 bytes as one word (−0.0 as 0.0). Size is a constant
@@ -46,25 +48,51 @@ std::uint64_t load_word(const char* p) {
 // directly: no hashing. Codes in ascending order of the key's word (numeric
 // order for non-negative integers, so the caller's sort of the keys is the
 // identity). Empty when the range is too wide for that.
-template <class Load>
+template <int Size, class Load>
 Factorized factorize_dense(const char* data, std::int64_t size, std::int64_t stride, Load load, std::int64_t threads) {
     const int shares = thread_count(threads, size, std::int64_t{1} << 18);
     auto share_begin = [&](int t) { return size * t / shares; };
+    const std::uint64_t limit = std::min<std::uint64_t>(kDenseKeyRange, 4 * static_cast<std::uint64_t>(size) + 65536);
+    // The range, and which words below `limit` occur (a bit each, per share):
+    // enough to see keys that are their own codes without a second pass.
     std::vector<std::uint64_t> share_lo(static_cast<std::size_t>(shares)), share_hi(share_lo.size());
+    std::vector<std::vector<std::uint64_t>> share_seen(share_lo.size());
     parallel_for(shares, [&](int t) {
+        std::vector<std::uint64_t>& seen = share_seen[static_cast<std::size_t>(t)];
+        seen.assign(static_cast<std::size_t>(limit / 64 + 1), 0);
+        // Locals: the bit stores could alias anything captured by reference.
+        std::uint64_t* bits = seen.data();
+        const std::uint64_t below = limit;
+        const std::int64_t step = stride;
         std::uint64_t lo = std::numeric_limits<std::uint64_t>::max(), hi = 0;
-        for (std::int64_t i = share_begin(t); i < share_begin(t + 1); ++i) {
-            const std::uint64_t key = load(data + i * stride);
+        for (std::int64_t i = share_begin(t), end = share_begin(t + 1); i < end; ++i) {
+            if ((i & (kChunk - 1)) == 0) interruption_point();
+            const std::uint64_t key = load(data + i * step);
             lo = std::min(lo, key);
             hi = std::max(hi, key);
+            if (key < below) bits[key / 64] |= std::uint64_t{1} << (key % 64);
         }
         share_lo[static_cast<std::size_t>(t)] = lo;
         share_hi[static_cast<std::size_t>(t)] = hi;
     });
     const std::uint64_t lo = *std::min_element(share_lo.begin(), share_lo.end());
     const std::uint64_t hi = *std::max_element(share_hi.begin(), share_hi.end());
-    const std::uint64_t limit = std::min<std::uint64_t>(kDenseKeyRange, 4 * static_cast<std::uint64_t>(size) + 65536);
     if (size == 0 || hi - lo >= limit) return {};
+    if (Size == 8 && stride == 8 && lo == 0 && hi < limit) {
+        bool every = true;  // every word 0..hi present
+        for (std::uint64_t word = 0; every && word <= hi; word += 64) {
+            std::uint64_t present = 0;
+            for (const auto& seen : share_seen) present |= seen[static_cast<std::size_t>(word / 64)];
+            const std::uint64_t wanted = hi - word >= 63 ? ~std::uint64_t{0} : (std::uint64_t{1} << (hi - word + 1)) - 1;
+            every = (present & wanted) == wanted;
+        }
+        if (every) {
+            Factorized out;
+            out.identity = static_cast<std::int64_t>(hi) + 1;
+            return out;
+        }
+    }
+    share_seen.clear();
     // One pass writes each row's offset from lo and, per offset, the first
     // row holding it: a share's rows ascend, so a share lowers an entry at
     // most once and otherwise only reads it.
@@ -75,7 +103,7 @@ Factorized factorize_dense(const char* data, std::int64_t size, std::int64_t str
     Factorized out;
     out.codes.resize(static_cast<std::size_t>(size));
     parallel_for(shares, [&](int t) {
-        for (std::int64_t i = share_begin(t); i < share_begin(t + 1); ++i) {
+        for (std::int64_t i = share_begin(t), end = share_begin(t + 1); i < end; ++i) {
             if ((i & (kChunk - 1)) == 0) interruption_point();
             const auto offset = static_cast<std::int64_t>(load(data + i * stride) - lo);
             out.codes[static_cast<std::size_t>(i)] = offset;
@@ -93,7 +121,7 @@ Factorized factorize_dense(const char* data, std::int64_t size, std::int64_t str
     }
     if (out.first.size() < range) {  // some offsets unused: codes are not the offsets
         parallel_for(shares, [&](int t) {
-            for (std::int64_t i = share_begin(t); i < share_begin(t + 1); ++i) {
+            for (std::int64_t i = share_begin(t), end = share_begin(t + 1); i < end; ++i) {
                 std::int64_t& code = out.codes[static_cast<std::size_t>(i)];
                 code = table[static_cast<std::size_t>(code)].load(std::memory_order_relaxed);
             }
@@ -144,8 +172,8 @@ template <int Size, bool Floating>
 Factorized factorize_words(const char* data, std::int64_t size, std::int64_t stride, std::int64_t threads) {
     const auto load = [](const char* p) { return load_word<Size, Floating>(p); };
     if constexpr (!Floating) {
-        Factorized dense = factorize_dense(data, size, stride, load, threads);
-        if (!dense.codes.empty()) return dense;
+        Factorized dense = factorize_dense<Size>(data, size, stride, load, threads);
+        if (!dense.codes.empty() || dense.identity > 0) return dense;
     }
     return factorize_hashed(data, size, stride, load);
 }
@@ -188,16 +216,109 @@ Factorized factorize(const char* data, std::int64_t size, std::int64_t stride, s
     return factorize_bytes(data, size, stride, itemsize);
 }
 
-Inputs GroupedRows::rows_of(std::int64_t g) const {
+Inputs GroupedRows::rows_of(std::int64_t g, GroupBuffer& buffer) const {
     const std::int64_t begin = offset[static_cast<std::size_t>(g)], n = offset[static_cast<std::size_t>(g + 1)] - begin;
+    buffer.f.resize(static_cast<std::size_t>(n));
+    buffer.y.resize(static_cast<std::size_t>(n));
+    const double* rows = packed.data() + begin;
+    double* f = buffer.f.data();
+    std::uint8_t* y = buffer.y.data();
+    for (std::int64_t k = 0; k < n; ++k) {  // two loops, each vectorized
+        std::uint64_t bits;
+        std::memcpy(&bits, rows + k, sizeof bits);
+        y[k] = static_cast<std::uint8_t>(bits >> 63);
+    }
+    for (std::int64_t k = 0; k < n; ++k) f[k] = std::fabs(rows[k]);
     Inputs in;
-    in.f = {reinterpret_cast<const char*>(f.data() + begin), n, sizeof(double), DType::Float64, "f"};
-    in.y = {reinterpret_cast<const char*>(y.data() + begin), n, sizeof(std::uint8_t), DType::UInt8, "y"};
+    in.f = {reinterpret_cast<const char*>(buffer.f.data()), n, sizeof(double), DType::Float64, "f"};
+    in.y = {reinterpret_cast<const char*>(buffer.y.data()), n, sizeof(std::uint8_t), DType::UInt8, "y"};
     if (!w.empty()) in.w = {reinterpret_cast<const char*>(w.data() + begin), n, sizeof(double), DType::Float64, "weights"};
-    in.clip_lo = clip_lo;
-    in.clip_hi = clip_hi;
     return in;
 }
+
+namespace {
+
+// The gathering pass's inner loop: rows [first, last) of a part to their
+// groups' places (next[code]++), packed, checked. The rows are read in their
+// own types for the common ones (no copy into blocks of doubles first: that
+// costs a third of the pass), other types block by block through doubles.
+struct Scatter {
+    double* packed;
+    double* weights;
+
+    // Whether any of the rows is bad.
+    bool rows(const Inputs& in, std::int64_t first, std::int64_t last, const std::int64_t* codes,
+              std::int64_t* next) const {
+        const bool direct = (in.f.dtype == DType::Float64 || in.f.dtype == DType::Float32) &&
+                            (in.y.dtype == DType::Bool || in.y.dtype == DType::UInt8 || in.y.dtype == DType::Int8) &&
+                            (!in.has_weights() || in.w.dtype == DType::Float64 || in.w.dtype == DType::Float32);
+        if (direct) {
+            return with_float(in.f.dtype, [&](auto f) {
+                return with_byte(in.y.dtype, [&](auto y) {
+                    using F = decltype(f);
+                    using Y = decltype(y);
+                    if (!in.has_weights()) return typed<F, Y, void>(in.f, in.y, in.w, first, last, codes, next, in);
+                    return with_float(in.w.dtype, [&](auto w) {
+                        return typed<F, Y, decltype(w)>(in.f, in.y, in.w, first, last, codes, next, in);
+                    });
+                });
+            });
+        }
+        bool bad = false;
+        for_each_block(in, first, last,
+                       [&](std::int64_t begin, std::int64_t count, const double* f, const double* y, const double* w) {
+                           const Column fb{reinterpret_cast<const char*>(f), count, sizeof(double), DType::Float64, "f"};
+                           const Column yb{reinterpret_cast<const char*>(y), count, sizeof(double), DType::Float64, "y"};
+                           const Column wb{reinterpret_cast<const char*>(w), count, sizeof(double), DType::Float64, "weights"};
+                           bad |= w ? typed<double, double, double>(fb, yb, wb, 0, count, codes + begin, next, in)
+                                    : typed<double, double, void>(fb, yb, wb, 0, count, codes + begin, next, in);
+                       });
+        return bad;
+    }
+
+private:
+    // fn(T{}) with T the C++ type of a float column, of a one-byte label column.
+    template <class Fn>
+    static bool with_float(DType dtype, Fn&& fn) {
+        return dtype == DType::Float64 ? fn(double{}) : fn(float{});
+    }
+    template <class Fn>
+    static bool with_byte(DType dtype, Fn&& fn) {
+        return dtype == DType::Int8 ? fn(std::int8_t{}) : fn(std::uint8_t{});
+    }
+
+    template <class F, class Y, class W>
+    bool typed(const Column& f, const Column& y, const Column& w, std::int64_t first, std::int64_t last,
+               const std::int64_t* codes, std::int64_t* next, const Inputs& in) const {
+        constexpr bool kWeighted = !std::is_void_v<W>;
+        const double lo = in.clip_lo, hi = in.clip_hi;  // locals: the stores below could alias them
+        bool bad = false;
+        for (std::int64_t i = first; i < last; ++i) {
+            // Each row's store misses the cache (its group's line was evicted
+            // since that group's last row) and stores leave in order: asking
+            // for the line of the row kScatterAhead on overlaps the misses.
+            if (i + kScatterAhead < last) {
+                const std::int64_t ahead = next[codes[i + kScatterAhead]];
+                __builtin_prefetch(packed + ahead, 1);
+                if constexpr (kWeighted) __builtin_prefetch(weights + ahead, 1);
+            }
+            const auto fi = static_cast<double>(f.at<F>(i));
+            const auto yi = static_cast<double>(y.at<Y>(i));
+            const std::int64_t to = next[codes[i]]++;
+            const double clamped = std::fabs(std::min(std::max(fi, 0.0), 1.0));
+            packed[to] = yi == 1.0 ? -clamped : clamped;
+            bad |= !(fi >= lo && fi <= hi) || !(yi == 0.0 || yi == 1.0);
+            if constexpr (kWeighted) {
+                const auto wi = static_cast<double>(w.at<W>(i));
+                weights[to] = wi;
+                bad |= !(wi >= 0.0 && wi <= std::numeric_limits<double>::max());
+            }
+        }
+        return bad;
+    }
+};
+
+}  // namespace
 
 GroupedRows gather_groups(const std::vector<Inputs>& parts, const std::vector<const std::int64_t*>& codes,
                           std::int64_t groups, std::int64_t threads) {
@@ -210,8 +331,6 @@ GroupedRows gather_groups(const std::vector<Inputs>& parts, const std::vector<co
     }
     const std::int64_t n = start.back();
     GroupedRows out;
-    out.clip_lo = parts[0].clip_lo;
-    out.clip_hi = parts[0].clip_hi;
     const bool weighted = parts[0].has_weights();
     for (const Inputs& part : parts)
         if (part.has_weights() != weighted) throw std::invalid_argument("every part has weights, or none does");
@@ -230,16 +349,18 @@ GroupedRows gather_groups(const std::vector<Inputs>& parts, const std::vector<co
     std::vector<std::vector<std::int64_t>> cursor(static_cast<std::size_t>(shares));
     std::atomic<bool> out_of_range{false};
     parallel_for(shares, [&](int t) {
-        std::vector<std::int64_t>& count = cursor[static_cast<std::size_t>(t)];
-        count.assign(static_cast<std::size_t>(groups), 0);
+        std::vector<std::int64_t>& counts = cursor[static_cast<std::size_t>(t)];
+        counts.assign(static_cast<std::size_t>(groups), 0);
+        std::int64_t* count = counts.data();
+        const auto range = static_cast<std::uint64_t>(groups);  // a local: the counts' stores could alias `groups`
         for_pieces(share_begin(t), share_begin(t + 1), [&](std::size_t p, std::int64_t first, std::int64_t last) {
             const std::int64_t* c = codes[p];
             for (std::int64_t i = first; i < last; ++i) {
-                if (c[i] < 0 || c[i] >= groups) {
+                if (static_cast<std::uint64_t>(c[i]) >= range) {  // negative codes too
                     out_of_range = true;
                     return;
                 }
-                ++count[static_cast<std::size_t>(c[i])];
+                ++count[c[i]];
             }
         });
     });
@@ -255,32 +376,16 @@ GroupedRows gather_groups(const std::vector<Inputs>& parts, const std::vector<co
         }
     }
     out.offset.back() = at;
-    out.f.resize(static_cast<std::size_t>(n));
-    out.y.resize(static_cast<std::size_t>(n));
+    out.packed.resize(static_cast<std::size_t>(n));
     if (weighted) out.w.resize(static_cast<std::size_t>(n));
     // Checked in the same pass, as smece checks them (the groups' own passes
     // then find nothing): a bad row is reported in its part's coordinates.
     std::vector<std::atomic<bool>> bad(parts.size());
+    const Scatter scatter{out.packed.data(), out.w.data()};
     parallel_for(shares, [&](int t) {
         std::int64_t* next = cursor[static_cast<std::size_t>(t)].data();
         for_pieces(share_begin(t), share_begin(t + 1), [&](std::size_t p, std::int64_t first, std::int64_t last) {
-            const Inputs& in = parts[p];
-            const std::int64_t* c = codes[p];
-            bool piece_bad = false;
-            for_each_block(in, first, last,
-                           [&](std::int64_t begin, std::int64_t count, const double* f, const double* y, const double* w) {
-                               for (std::int64_t k = 0; k < count; ++k) {
-                                   const auto to = static_cast<std::size_t>(next[c[begin + k]]++);
-                                   out.f[to] = f[k];
-                                   out.y[to] = y[k] == 1.0 ? 1 : 0;
-                                   piece_bad |= !(f[k] >= in.clip_lo && f[k] <= in.clip_hi) || !(y[k] == 0.0 || y[k] == 1.0);
-                                   if (w) {
-                                       out.w[to] = w[k];
-                                       piece_bad |= !(w[k] >= 0.0 && w[k] <= std::numeric_limits<double>::max());
-                                   }
-                               }
-                           });
-            if (piece_bad) bad[p] = true;
+            if (scatter.rows(parts[p], first, last, codes[p], next)) bad[p] = true;
         });
     });
     for (std::size_t p = 0; p < parts.size(); ++p)
@@ -335,12 +440,14 @@ GroupAnswers empty_answers(std::int64_t groups) {
     return out;
 }
 
-// Runs answer(g) for every group on the pool, groups handed out one by one.
+// Runs answer(g, buffer) for every group on the pool, groups handed out one
+// by one, with a buffer for a group's rows per worker.
 template <class Answer>
 void for_each_group(std::int64_t groups, std::int64_t threads, Answer&& answer) {
     std::atomic<std::int64_t> next{0};
     parallel_for(thread_count(threads, groups, 1), [&](int) {
-        for (std::int64_t g = next++; g < groups; g = next++) answer(g);
+        GroupBuffer buffer;
+        for (std::int64_t g = next++; g < groups; g = next++) answer(g, buffer);
     });
 }
 
@@ -350,8 +457,8 @@ GroupAnswers answer_groups(const GroupedRows& grouped, const GroupOptions& optio
     const std::int64_t groups = grouped.groups();
     GroupAnswers out = empty_answers(groups);
     const bool full = options.n_boot > 0 || options.n_sim > 0;
-    for_each_group(groups, threads, [&](std::int64_t g) {
-        const Inputs rows = grouped.rows_of(g);
+    for_each_group(groups, threads, [&](std::int64_t g, GroupBuffer& buffer) {
+        const Inputs rows = grouped.rows_of(g, buffer);
         out.rows[static_cast<std::size_t>(g)] = rows.size();
         if (rows.size() == 0) return;
         try {
@@ -397,8 +504,8 @@ void GroupedSketch::update(const Inputs& in, const std::int64_t* codes, std::int
         if (grouped.offset[static_cast<std::size_t>(g + 1)] > grouped.offset[static_cast<std::size_t>(g)]) touched.push_back(g);
     grow(groups);
     for (std::int64_t g : touched) updated.push_back(sketches_[static_cast<std::size_t>(g)]);
-    for_each_group(static_cast<std::int64_t>(touched.size()), threads, [&](std::int64_t k) {
-        updated[static_cast<std::size_t>(k)].update(grouped.rows_of(touched[static_cast<std::size_t>(k)]), 1);
+    for_each_group(static_cast<std::int64_t>(touched.size()), threads, [&](std::int64_t k, GroupBuffer& buffer) {
+        updated[static_cast<std::size_t>(k)].update(grouped.rows_of(touched[static_cast<std::size_t>(k)], buffer), 1);
     });
     for (std::size_t k = 0; k < touched.size(); ++k) sketches_[static_cast<std::size_t>(touched[k])] = updated[k];
 }
@@ -424,7 +531,7 @@ GroupAnswers GroupedSketch::answer(const std::vector<std::int64_t>& order, const
         if (code < 0 || code >= groups()) throw std::logic_error("a group code out of range");
     const auto answered = static_cast<std::int64_t>(order.size());
     GroupAnswers out = empty_answers(answered);
-    for_each_group(answered, threads, [&](std::int64_t g) {
+    for_each_group(answered, threads, [&](std::int64_t g, GroupBuffer&) {
         const Sketch& sketch = sketches_[static_cast<std::size_t>(order[static_cast<std::size_t>(g)])];
         out.rows[static_cast<std::size_t>(g)] = static_cast<std::int64_t>(sketch.rows());
         if (sketch.rows() == 0) return;

@@ -18,24 +18,35 @@ namespace smoothece {
 // element, with −0.0 read as 0.0) gets a code in [0, K): integer keys in a
 // narrow range in ascending order of their bytes as a word (a direct table),
 // others in order of first appearance (a hash). `first` holds the row where
-// each code's key first appears.
+// each code's key first appears. Keys of 8 bytes, contiguous, that are the
+// words 0..K−1 with every one present are their own codes: then `identity`
+// is K and codes and first stay empty (no pass writes 8 bytes a row).
 struct Factorized {
     RowVector<std::int64_t> codes;
     std::vector<std::int64_t> first;
+    std::int64_t identity = 0;
 };
 Factorized factorize(const char* data, std::int64_t size, std::int64_t stride, std::int64_t itemsize, bool floating,
                      std::int64_t threads);
 
-// The rows reordered by group: group g's rows are [offset[g], offset[g+1])
-// of f, y, w (contiguous float64, uint8, float64), in their original order.
+// A group's rows as the arrays an ungrouped call reads: float64 f, uint8 y.
+struct GroupBuffer {
+    std::vector<double> f;
+    std::vector<std::uint8_t> y;
+};
+
+// The rows reordered by group: group g's rows are [offset[g], offset[g+1]),
+// in their original order. A row is one double, its prediction clamped into
+// [0, 1] (as every pass clamps it) with its label in the sign bit: one
+// stream scattered to each group's place instead of two, so the gathering
+// pass keeps half as many cache lines open (10^4 groups: 0.6 MB, not 1.3).
 struct GroupedRows {
     std::vector<std::int64_t> offset;
-    RowVector<double> f, w;
-    RowVector<std::uint8_t> y;
-    double clip_lo = 0.0, clip_hi = 1.0;
+    RowVector<double> packed, w;
 
     std::int64_t groups() const { return static_cast<std::int64_t>(offset.size()) - 1; }
-    Inputs rows_of(std::int64_t g) const;
+    // Group g's rows, unpacked into `buffer` (valid while it is).
+    Inputs rows_of(std::int64_t g, GroupBuffer& buffer) const;
 };
 // One pass over the rows (checked as smece checks them; a bad row raises
 // InputError with its index in the caller's arrays) and the codes (each in

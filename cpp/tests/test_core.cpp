@@ -225,6 +225,35 @@ int main() {
         }
         check(refused, "gather_groups refuses parts with and without weights");
     }
+    // Gathering by group: each group's rows in their original order, predictions
+    // clamped as every pass clamps them, labels intact (they ride in the sign bit,
+    // so 0 and −0 with either label are the cases to get right); weights alongside.
+    {
+        const Rows rows{{-0.0, 0.0, 1.0, 0.25, -0.005, 1.005, 0.5, 0.0, -0.0},
+                        {1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0},
+                        {1, 0, 1, 0, 1, 0, 1, 1, 0}};
+        Inputs in = rows.inputs();
+        in.clip_lo = -0.01;
+        in.clip_hi = 1.01;
+        const std::vector<std::int64_t> codes = {1, 0, 1, 2, 0, 1, 2, 0, 1};
+        for (std::int64_t threads : {1, 2}) {
+            const GroupedRows grouped = gather_groups(in, codes.data(), 4, threads);
+            GroupBuffer buffer;
+            for (std::int64_t g = 0; g < 4; ++g) {
+                const Inputs got = grouped.rows_of(g, buffer);
+                std::size_t k = 0;
+                for (std::size_t i = 0; i < codes.size(); ++i) {
+                    if (codes[i] != g) continue;
+                    const double f = std::min(std::max(rows.f[i], 0.0), 1.0) + 0.0;
+                    check(k < static_cast<std::size_t>(got.size()) && buffer.f[k] == f && !std::signbit(buffer.f[k]) &&
+                              buffer.y[k] == rows.y[i] && reinterpret_cast<const double*>(got.w.data)[k] == rows.w[i],
+                          "gather_groups: row " + std::to_string(i) + " in group " + std::to_string(g));
+                    ++k;
+                }
+                check(static_cast<std::int64_t>(k) == got.size(), "gather_groups: group " + std::to_string(g) + "'s size");
+            }
+        }
+    }
     // Random data: the fixpoint, monotonicity, threads, the logit metric.
     const Rows data = random_rows(300000, 7);
     const double s1 = smece(data, Metric::L1, 1), s2 = smece(data, Metric::L1, 2);

@@ -93,13 +93,20 @@ def factorize_keys(groups: Any, n: int, name: str = "groups", threads: int = 0):
         raise _missing_key(name, int(np.argmax(nat)), int(nat.sum()), n, "NaT")
     if kind not in "biufMmUS":
         raise TypeError(f"{name} must hold numbers, strings, dates or booleans, got dtype {keys.dtype}")
-    codes, first = _core.factorize(keys, threads)
+    codes, first, count = _core.factorize(keys, threads)
+    if codes is None:  # 8-byte integer keys 0..K-1, each present: their own codes, in key order
+        codes = keys.view(np.int64)
+        codes.flags.writeable = False
+        distinct = np.arange(count, dtype=np.int64).view(keys.dtype)
+        if objects is not None:
+            first = np.unique(codes, return_index=True)[1]
+    else:
+        distinct = keys[first]
     if objects is not None:  # the distinct keys' own types, not numpy's inference from them
         types = {type(k) for k in objects[first]}
         if not (types <= {str} if kind in "US" else types <= {bool, int, float}):
             raise TypeError(f"{name} must hold keys of one kind (numbers, strings or dates), got a mix of "
                             f"{sorted(t.__name__ for t in types)}")
-    distinct = keys[first]
     order = np.argsort(distinct, kind="stable")
     if np.array_equal(order, np.arange(order.size)):  # already in key order (integer ids): no remapping pass
         return codes, distinct, kind in "biufMm"
