@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <limits>
 #include <map>
 #include <mutex>
@@ -323,8 +322,8 @@ double integrate_abs(const double* r, const double* F, std::int64_t begin, std::
     // Signs flipping at rounding level (in the tails of a bump, say) are not
     // roots: r counts as zero within `noise` of it, and a piece ends only
     // where r passes from one side of that band to the other (at its first
-    // sign change inside the band). The sides are classified in one
-    // vectorized pass; memchr then jumps from one side to the other.
+    // sign change inside the band). A scan looks only for the other side's
+    // next node; the nodes in between never need a side of their own.
     double lanes[4] = {0.0, 0.0, 0.0, 0.0};  // independent maxima, so the loop vectorizes
     std::int64_t j = 0;
     for (; j + 4 <= n; j += 4)
@@ -332,34 +331,38 @@ double integrate_abs(const double* r, const double* F, std::int64_t begin, std::
     for (; j < n; ++j) lanes[0] = std::max(lanes[0], std::fabs(r[begin + j]));
     const double noise = 64.0 * std::numeric_limits<double>::epsilon() *
                          std::max(std::max(lanes[0], lanes[1]), std::max(lanes[2], lanes[3]));
-    thread_local std::vector<unsigned char> sides;  // 0 inside the band, 1 above it, 2 below
-    sides.resize(static_cast<std::size_t>(n));
-    // A plain pointer: stores through unsigned char may alias anything, so
-    // the vector (a thread_local) would otherwise be looked up at every node.
-    unsigned char* side = sides.data();
-    for (j = 0; j < n; ++j) {
-        const double v = r[begin + j];
-        side[j] = static_cast<unsigned char>((v > noise ? 1 : 0) | (v < -noise ? 2 : 0));
-    }
-    const unsigned char* s = side;
+    const double* v = r + begin;
+    // The first node at or after j beyond the band on one side (n if none):
+    // four nodes a test, since the runs between sign changes are long.
+    auto next_beyond = [v, n, noise](std::int64_t from, bool above) {
+        std::int64_t i = from;
+        if (above) {
+            for (; i + 4 <= n; i += 4)
+                if ((v[i] > noise) | (v[i + 1] > noise) | (v[i + 2] > noise) | (v[i + 3] > noise)) break;
+            while (i < n && !(v[i] > noise)) ++i;
+        } else {
+            for (; i + 4 <= n; i += 4)
+                if ((v[i] < -noise) | (v[i + 1] < -noise) | (v[i + 2] < -noise) | (v[i + 3] < -noise)) break;
+            while (i < n && !(v[i] < -noise)) ++i;
+        }
+        return i;
+    };
+    auto in_band = [noise](double x) { return !(x > noise) && !(x < -noise); };
     double total = 0.0, piece_start = F[begin];
-    const void* first = std::memchr(s, 1, static_cast<std::size_t>(n));
-    const void* first_below = std::memchr(s, 2, static_cast<std::size_t>(n));
-    if (!first || (first_below && first_below < first)) first = first_below;
-    if (!first) return std::fabs(F[end] - piece_start);  // r is noise throughout
-    std::int64_t at = static_cast<const unsigned char*>(first) - s;  // last node on the current side
+    const std::int64_t first_above = next_beyond(0, true), first_below = next_beyond(0, false);
+    std::int64_t at = std::min(first_above, first_below);  // the last node seen on the current side
+    if (at == n) return std::fabs(F[end] - piece_start);  // r is noise throughout
+    bool above = first_above < first_below;
     for (;;) {
-        const unsigned char other = s[at] == 1 ? 2 : 1;
-        const void* next = std::memchr(s + at, other, static_cast<std::size_t>(n - at));
-        if (!next) break;
-        const std::int64_t cross = static_cast<const unsigned char*>(next) - s;
+        const std::int64_t cross = next_beyond(at + 1, !above);
+        if (cross == n) break;
         // The last node on the old side before the crossing, then the first
         // strict sign change after it.
         std::int64_t k = cross - 1;
-        while (s[k] == 0) --k;
+        while (in_band(v[k])) --k;
         double root_F = F[begin + cross];
         for (; k < cross; ++k) {
-            const double r0 = r[begin + k], r1 = r[begin + k + 1];
+            const double r0 = v[k], r1 = v[k + 1];
             if ((r0 < 0.0 && r1 > 0.0) || (r0 > 0.0 && r1 < 0.0)) {
                 root_F = antiderivative_at_root(r, F, begin + k, h);
                 break;
@@ -372,6 +375,7 @@ double integrate_abs(const double* r, const double* F, std::int64_t begin, std::
         total += std::fabs(root_F - piece_start);
         piece_start = root_F;
         at = cross;
+        above = !above;
     }
     return total + std::fabs(F[end] - piece_start);
 }
