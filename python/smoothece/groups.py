@@ -256,9 +256,10 @@ def smece_by_group(
 
     Notes
     -----
-    Cost: one pass gathers the rows by group (a copy of f, y and weights,
-    about 17 bytes a row), then each group costs what an ungrouped call on
-    its rows costs.
+    Cost: one pass over the keys (integer keys 0..K-1 are their own codes;
+    others get int64 codes), one pass gathers the rows by group (8 bytes a
+    row: the clamped prediction with the label in its sign bit; 16 with
+    weights), then each group costs what an ungrouped call on its rows costs.
     """
     f_arr, y_arr, w_arr = _validate.rows(f, y, weights)
     lo, hi = _validate.clip_range(clip)
