@@ -48,7 +48,14 @@ const std::vector<double>& ResidualLevels::masses(std::int64_t intervals) {
 }
 
 double ResidualLevels::integral(double sigma) {
-    const std::int64_t g = std::min(intervals_for_sigma(sigma), intervals_);
+    // The coarsest level with kNodesPerSigma nodes per σ, but not the one at
+    // half the summary's grid: it saves half a transform's length at most,
+    // and building it (a halving and a transform) costs more than that when
+    // σ*'s search has the full grid's spectrum already, as it mostly does
+    // (the first grid is sized for σ* near its noise floor: a calibrated
+    // 1000-row group built both in half its calls).
+    std::int64_t g = intervals_for_sigma(sigma);
+    if (2 * g >= intervals_) g = intervals_;
     const Spectrum& spectrum = level(g);
     // The masses need kNodesPerSigma nodes per σ (binning error); the smooth
     // r and F are read off exactly at kReadNodesPerSigma (the spectrum is
