@@ -47,6 +47,7 @@ PYBIND11_MODULE(_core, m) {
             if (!PyErr_Occurred()) PyErr_SetNone(PyExc_KeyboardInterrupt);
         }
     });
+    bind::main_thread_ident() = py::module_::import("threading").attr("main_thread")().attr("ident").cast<unsigned long>();
     bind::register_analysis(m);
     bind::register_sketch(m);
     bind::register_support(m);

@@ -97,16 +97,29 @@ inline void take_gil(PyThreadState* state) {
     PyEval_RestoreThread(state);
 }
 
+// Python's main thread (set when the module loads): the only thread on which
+// Python runs signal handlers, so the only one a Ctrl-C can interrupt.
+inline unsigned long& main_thread_ident() {
+    static unsigned long ident = 0;
+    return ident;
+}
+
 // The GIL-released state of one call, and its Ctrl-C check (run by the core
-// on this thread, every ~50 ms of work): the GIL is taken for a moment and
-// Python's signal handlers run; KeyboardInterrupt cancels the call.
+// on this thread, every ~50 ms of work): on the main thread the GIL is taken
+// for a moment and Python's signal handlers run; KeyboardInterrupt cancels
+// the call. Elsewhere there are no handlers to run, and not taking the GIL
+// leaves a daemon thread no moment inside the core at which interpreter
+// shutdown could end it (taking the GIL then exits the thread by unwinding
+// frames that cannot unwind: the process aborts).
 struct Released {
     PyThreadState* state = nullptr;
+    bool main_thread = false;
 };
 
 inline bool signals_raised(void* context) {
     auto* released = static_cast<Released*>(context);
     if (interpreter_finalizing()) return true;
+    if (!released->main_thread) return false;
     PyEval_RestoreThread(released->state);
     const bool raised = PyErr_CheckSignals() != 0;
     released->state = PyEval_SaveThread();
@@ -117,7 +130,8 @@ inline bool signals_raised(void* context) {
 // object) with the GIL released, so other Python threads run meanwhile.
 template <class Work>
 auto without_gil(Work&& work) -> decltype(work()) {
-    Released released{PyEval_SaveThread()};
+    const bool main_thread = PyThread_get_thread_ident() == main_thread_ident();
+    Released released{PyEval_SaveThread(), main_thread};
     try {
         InterruptScope scope(&signals_raised, &released);
         if constexpr (std::is_void_v<decltype(work())>) {
