@@ -294,6 +294,7 @@ private:
         const double lo = in.clip_lo, hi = in.clip_hi;  // locals: the stores below could alias them
         bool bad = false;
         for (std::int64_t i = first; i < last; ++i) {
+            if (((i - first) & (kChunk - 1)) == 0) interruption_point();
             // Each row's store misses the cache (its group's line was evicted
             // since that group's last row) and stores leave in order: asking
             // for the line of the row kScatterAhead on overlaps the misses.

@@ -332,7 +332,7 @@ double integrate_abs(const double* r, const double* F, std::int64_t begin, std::
     const double noise = 64.0 * std::numeric_limits<double>::epsilon() *
                          std::max(std::max(lanes[0], lanes[1]), std::max(lanes[2], lanes[3]));
     const double* v = r + begin;
-    // The first node at or after j beyond the band on one side (n if none):
+    // The first node at or after `from` beyond the band on one side (n if none):
     // four nodes a test, since the runs between sign changes are long.
     auto next_beyond = [v, n, noise](std::int64_t from, bool above) {
         std::int64_t i = from;
