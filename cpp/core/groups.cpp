@@ -293,26 +293,28 @@ private:
         constexpr bool kWeighted = !std::is_void_v<W>;
         const double lo = in.clip_lo, hi = in.clip_hi;  // locals: the stores below could alias them
         bool bad = false;
-        for (std::int64_t i = first; i < last; ++i) {
-            if (((i - first) & (kChunk - 1)) == 0) interruption_point();
-            // Each row's store misses the cache (its group's line was evicted
-            // since that group's last row) and stores leave in order: asking
-            // for the line of the row kScatterAhead on overlaps the misses.
-            if (i + kScatterAhead < last) {
-                const std::int64_t ahead = next[codes[i + kScatterAhead]];
-                __builtin_prefetch(packed + ahead, 1);
-                if constexpr (kWeighted) __builtin_prefetch(weights + ahead, 1);
-            }
-            const auto fi = static_cast<double>(f.at<F>(i));
-            const auto yi = static_cast<double>(y.at<Y>(i));
-            const std::int64_t to = next[codes[i]]++;
-            const double clamped = std::fabs(std::min(std::max(fi, 0.0), 1.0));
-            packed[to] = yi == 1.0 ? -clamped : clamped;
-            bad |= !(fi >= lo && fi <= hi) || !(yi == 0.0 || yi == 1.0);
-            if constexpr (kWeighted) {
-                const auto wi = static_cast<double>(w.at<W>(i));
-                weights[to] = wi;
-                bad |= !(wi >= 0.0 && wi <= std::numeric_limits<double>::max());
+        for (std::int64_t chunk = first; chunk < last; chunk += kChunk) {
+            interruption_point();
+            for (std::int64_t i = chunk, chunk_end = std::min(last, chunk + kChunk); i < chunk_end; ++i) {
+                // Each row's store misses the cache (its group's line was evicted
+                // since that group's last row) and stores leave in order: asking
+                // for the line of the row kScatterAhead on overlaps the misses.
+                if (i + kScatterAhead < last) {
+                    const std::int64_t ahead = next[codes[i + kScatterAhead]];
+                    __builtin_prefetch(packed + ahead, 1);
+                    if constexpr (kWeighted) __builtin_prefetch(weights + ahead, 1);
+                }
+                const auto fi = static_cast<double>(f.at<F>(i));
+                const auto yi = static_cast<double>(y.at<Y>(i));
+                const std::int64_t to = next[codes[i]]++;
+                const double clamped = std::fabs(std::min(std::max(fi, 0.0), 1.0));
+                packed[to] = yi == 1.0 ? -clamped : clamped;
+                bad |= !(fi >= lo && fi <= hi) || !(yi == 0.0 || yi == 1.0);
+                if constexpr (kWeighted) {
+                    const auto wi = static_cast<double>(w.at<W>(i));
+                    weights[to] = wi;
+                    bad |= !(wi >= 0.0 && wi <= std::numeric_limits<double>::max());
+                }
             }
         }
         return bad;
