@@ -1,8 +1,6 @@
 """``python -m smoothece``: the same command line as the ``smoothece`` script."""
 
-import sys
-
-from .cli import main
+from .cli import run
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run()

@@ -239,3 +239,24 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         sys.stderr.write(f"smoothece: error: internal error, please report it: {type(err).__name__}: "
                          f"{one_line(err)} (set SMOOTHECE_DEBUG=1 for the traceback)\n")
         return EXIT_DATA
+
+
+def run() -> None:
+    """The ``smoothece`` script and ``python -m smoothece``: :func:`main`, then
+    the process ends without Python's shutdown.
+
+    pyarrow reads a CSV on its I/O threads, through our Python file object, a
+    few blocks ahead; a command that stops early (a bad row, say) or just
+    after the last block can leave such a read in flight. Python's shutdown
+    ends a thread that then asks for the GIL by unwinding C++ frames that
+    cannot unwind, and the process aborts ("terminate called without an
+    active exception", exit -6; apache/arrow#34314): seen twice in a day of
+    test runs. Nothing is left to do once main() returns, so the output is
+    flushed and the process exits with main()'s status."""
+    code = main()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a closed pipe or stream: nothing more to deliver
+            pass
+    os._exit(code)
