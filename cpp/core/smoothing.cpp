@@ -353,9 +353,9 @@ double integrate_abs(const double* r, const double* F, std::int64_t begin, std::
     std::int64_t at = std::min(first_above, first_below);  // the last node seen on the current side
     if (at == n) return std::fabs(F[end] - piece_start);  // r is noise throughout
     bool above = first_above < first_below;
-    for (;;) {
-        const std::int64_t cross = next_beyond(at + 1, !above);
-        if (cross == n) break;
+    // The first crossing is the other side's first node, already found (n:
+    // one sign throughout, the common case for a miscalibrated model).
+    for (std::int64_t cross = std::max(first_above, first_below); cross < n; cross = next_beyond(at + 1, !above)) {
         // The last node on the old side before the crossing, then the first
         // strict sign change after it.
         std::int64_t k = cross - 1;
