@@ -53,16 +53,18 @@ Factorized factorize_dense(const char* data, std::int64_t size, std::int64_t str
     const int shares = thread_count(threads, size, std::int64_t{1} << 18);
     auto share_begin = [&](int t) { return size * t / shares; };
     const std::uint64_t limit = std::min<std::uint64_t>(kDenseKeyRange, 4 * static_cast<std::uint64_t>(size) + 65536);
-    // The range, and which words below `limit` occur (a bit each, per share):
-    // enough to see keys that are their own codes without a second pass.
+    // The range, and, where the keys could be their own codes (contiguous
+    // 8-byte words), which words below `limit` occur (a bit each, per share):
+    // enough to see that without a second pass.
+    const bool may_be_codes = Size == 8 && stride == 8;
     std::vector<std::uint64_t> share_lo(static_cast<std::size_t>(shares)), share_hi(share_lo.size());
     std::vector<std::vector<std::uint64_t>> share_seen(share_lo.size());
     parallel_for(shares, [&](int t) {
         std::vector<std::uint64_t>& seen = share_seen[static_cast<std::size_t>(t)];
-        seen.assign(static_cast<std::size_t>(limit / 64 + 1), 0);
+        if (may_be_codes) seen.assign(static_cast<std::size_t>(limit / 64 + 1), 0);
         // Locals: the bit stores could alias anything captured by reference.
         std::uint64_t* bits = seen.data();
-        const std::uint64_t below = limit;
+        const std::uint64_t below = may_be_codes ? limit : 0;  // 0: no bits kept
         const std::int64_t step = stride;
         std::uint64_t lo = std::numeric_limits<std::uint64_t>::max(), hi = 0;
         for (std::int64_t i = share_begin(t), end = share_begin(t + 1); i < end; ++i) {
@@ -78,7 +80,7 @@ Factorized factorize_dense(const char* data, std::int64_t size, std::int64_t str
     const std::uint64_t lo = *std::min_element(share_lo.begin(), share_lo.end());
     const std::uint64_t hi = *std::max_element(share_hi.begin(), share_hi.end());
     if (size == 0 || hi - lo >= limit) return {};
-    if (Size == 8 && stride == 8 && lo == 0 && hi < limit) {
+    if (may_be_codes && lo == 0 && hi < limit) {
         bool every = true;  // every word 0..hi present
         for (std::uint64_t word = 0; every && word <= hi; word += 64) {
             std::uint64_t present = 0;

@@ -350,7 +350,7 @@ double integrate_abs(const double* r, const double* F, std::int64_t begin, std::
     auto in_band = [noise](double x) { return !(x > noise) && !(x < -noise); };
     double total = 0.0, piece_start = F[begin];
     const std::int64_t first_above = next_beyond(0, true), first_below = next_beyond(0, false);
-    std::int64_t at = std::min(first_above, first_below);  // the last node seen on the current side
+    std::int64_t at = std::min(first_above, first_below);  // the current side's first node
     if (at == n) return std::fabs(F[end] - piece_start);  // r is noise throughout
     bool above = first_above < first_below;
     // The first crossing is the other side's first node, already found (n:
