@@ -1,5 +1,7 @@
 """The reliability diagram, the bootstrap and the consistency test."""
 
+import warnings
+
 import numpy as np
 import pytest
 from conftest import synthetic
@@ -244,6 +246,44 @@ def test_quantiles_equal_numpys_nan_aware_quantiles():
     np.testing.assert_allclose(quantiles(a, [0.025, 0.5, 0.975]), expected, atol=1e-15, equal_nan=True)
     b = rng.normal(size=1000)
     np.testing.assert_allclose(quantiles(b, [0.1, 0.9]), np.quantile(b, [0.1, 0.9]), atol=1e-15)
+
+
+def _band_cases():
+    rng = np.random.default_rng(5)
+    yield "random", rng.normal(size=(40, 1000))
+    yield "ties", np.round(rng.normal(size=(40, 1000)), 1)
+    yield "ascending", np.sort(rng.normal(size=(40, 1000)), axis=1)
+    yield "descending", -np.sort(rng.normal(size=(40, 1000)), axis=1)
+    nan = rng.normal(size=(40, 1001))
+    nan[rng.random(nan.shape) < 0.3] = np.nan
+    nan[0] = np.nan  # a point no replicate reaches
+    nan[1, 1:] = np.nan  # one value
+    yield "nan", nan
+    # The 64 evenly spaced values the selection samples are the smallest: its threshold keeps too few
+    # at the low end, and the point falls back to a sort.
+    fooled = rng.uniform(1.0, 2.0, size=(3, 1000))
+    fooled[:, np.arange(64) * 1000 // 64] = -np.arange(64)
+    yield "fooled", fooled
+    yield "small", rng.normal(size=(7, 5))
+    yield "wide", rng.normal(size=(3, 5000))
+
+
+@pytest.mark.parametrize("level", [0.95, 0.5, 0.999, 0.01])
+@pytest.mark.parametrize("case, values", list(_band_cases()), ids=[c for c, _ in _band_cases()])
+def test_pointwise_band_equals_numpys_nan_aware_quantiles(case, values, level):
+    # The core's band (order statistics selected, not sorted) against numpy's sort-based quantiles.
+    from smoothece import _core
+
+    alpha = 1.0 - level
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN points
+        expected = np.nanquantile(values, [alpha / 2, 1 - alpha / 2], axis=1)
+    for threads in (1, 2):
+        lower, upper = _core.pointwise_band(values, level, threads)
+        np.testing.assert_allclose(lower, expected[0], rtol=0, atol=1e-15, equal_nan=True)
+        np.testing.assert_allclose(upper, expected[1], rtol=0, atol=1e-15, equal_nan=True)
+    with pytest.raises(ValueError, match="level"):
+        _core.pointwise_band(values, 1.0, 1)
 
 
 @pytest.mark.parametrize("n, sigma", [(500, 0.025), (3000, 0.012)])

@@ -53,18 +53,21 @@ void register_analysis(py::module_& m) {
                  return curves_to_dict(without_gil([&] { return a.curves(sigma, mesh_intervals, threads); }));
              })
         .def("replicates",
+             // (σ* of each replicate, smECE at band_sigma of each, the band's lower and upper
+             // curves (None without curves), replicates unresolved)
              [](Analysis& a, const std::string& kind, std::int64_t count, std::uint64_t seed, double band_sigma,
-                std::int64_t mesh_intervals, const std::string& weights, bool at_band, std::int64_t threads) {
+                std::int64_t mesh_intervals, const std::string& weights, bool at_band, std::int64_t threads,
+                double band_level) {
                  const ResampleKind k = as_kind(kind);
                  const WeightKind w = as_weight_kind(weights);
-                 Replicates reps =
-                     without_gil([&] { return a.replicates(k, count, seed, band_sigma, mesh_intervals, w, at_band, threads); });
-                 const auto rows = static_cast<py::ssize_t>(reps.sigma_star.size());
-                 py::array_t<double> mu = to_numpy(std::move(reps.mu));
-                 // replicates × mesh points, each mesh point's replicates contiguous (column-major)
-                 const py::object curves = mu.reshape({static_cast<py::ssize_t>(reps.mesh_points), rows}).attr("T");
+                 Replicates reps = without_gil([&] {
+                     return a.replicates(k, count, seed, band_sigma, mesh_intervals, w, at_band, threads, band_level);
+                 });
+                 const bool band = !reps.band_lower.empty();
                  return py::make_tuple(to_numpy(std::move(reps.sigma_star)), to_numpy(std::move(reps.smece_at_band)),
-                                       curves, reps.unresolved);
+                                       band ? py::object(to_numpy(std::move(reps.band_lower))) : py::none(),
+                                       band ? py::object(to_numpy(std::move(reps.band_upper))) : py::none(),
+                                       reps.unresolved);
              })
         .def("sample",
              [](Analysis& a, std::int64_t size, std::uint64_t seed) {
@@ -77,6 +80,20 @@ void register_analysis(py::module_& m) {
         .def_property_readonly("min_sigma",
                                [](const Analysis& a) { return a.summary().min_sigma() * a.summary().mapping.span; })
         .def_property_readonly("has_rows", &Analysis::has_rows);
+
+    m.def(
+        "pointwise_band",
+        [](const py::array_t<double, py::array::c_style | py::array::forcecast>& values, double level,
+           std::int64_t threads) {
+            if (values.ndim() != 2) throw py::value_error("values must be 2-D: points × curves");
+            const std::vector<double> v(values.data(), values.data() + values.size());
+            std::vector<double> lower, upper;
+            without_gil([&] { pointwise_band(v, values.shape(1), level, threads, lower, upper); });
+            return py::make_tuple(to_numpy(std::move(lower)), to_numpy(std::move(upper)));
+        },
+        "The equal-tailed pointwise band of curves at each point (row): its (1 - level)/2 and (1 + level)/2 "
+        "quantiles, NaN left out.",
+        py::arg("values"), py::arg("level"), py::arg("threads") = 0);
 
     m.def(
         "summarise",

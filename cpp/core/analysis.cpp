@@ -225,7 +225,7 @@ DiagramCurves Analysis::curves(double sigma, std::int64_t mesh_intervals, std::i
 
 Replicates Analysis::replicates(ResampleKind kind, std::int64_t count, std::uint64_t seed, double band_sigma,
                                 std::int64_t mesh_intervals, WeightKind weights, bool at_band,
-                                std::int64_t threads) {
+                                std::int64_t threads, double band_level) {
     if (!summary_.full()) throw std::logic_error("resampling needs a full summary");
     const SigmaStar star = smece(threads);
     ResampleRequest req;
@@ -235,6 +235,7 @@ Replicates Analysis::replicates(ResampleKind kind, std::int64_t count, std::uint
     req.band_sigma = std::max(band_sigma / scale(), exact_ ? kExactLimit : summary_.min_sigma());
     req.mesh_intervals = mesh_intervals;
     req.at_band = at_band;
+    req.band_level = band_level;
     req.weights = weights;
     req.threads = threads;
     if (kind == ResampleKind::Bootstrap) req.hint = std::max(star.sigma / scale(), exact_ ? kExactLimit : summary_.min_sigma());

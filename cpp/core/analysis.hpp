@@ -73,9 +73,11 @@ public:
     // smallest σ the grid resolves if σ* lies below it).
     DiagramCurves curves(double sigma, std::int64_t mesh_intervals, std::int64_t threads);
     // Replicates for uncertainty, with μ̂ and smECE at band_sigma (metric units).
-    // at_band: also smECE of every replicate at band_sigma.
+    // at_band: also smECE of every replicate at band_sigma; band_level > 0:
+    // also the pointwise band of their μ̂ at that level.
     Replicates replicates(ResampleKind kind, std::int64_t count, std::uint64_t seed, double band_sigma,
-                          std::int64_t mesh_intervals, WeightKind weights, bool at_band, std::int64_t threads);
+                          std::int64_t mesh_intervals, WeightKind weights, bool at_band, std::int64_t threads,
+                          double band_level = 0.0);
     // `size` (f, y) pairs for tick marks, drawn reproducibly.
     void sample(std::int64_t size, std::uint64_t seed, std::vector<double>& f, std::vector<double>& y);
 

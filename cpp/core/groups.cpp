@@ -402,14 +402,6 @@ GroupedRows gather_groups(const Inputs& in, const std::int64_t* codes, std::int6
     return gather_groups(std::vector<Inputs>{in}, std::vector<const std::int64_t*>{codes}, groups, threads);
 }
 
-double quantile_sorted(const std::vector<double>& sorted, double q) {
-    if (sorted.empty()) return kNaN;
-    const double h = static_cast<double>(sorted.size() - 1) * q;
-    const auto lo = static_cast<std::size_t>(std::floor(h));
-    const std::size_t hi = std::min(lo + 1, sorted.size() - 1);
-    return sorted[lo] + (h - static_cast<double>(lo)) * (sorted[hi] - sorted[lo]);
-}
-
 namespace {
 
 // Answers group g from its analysis into `out`: exactly what the ungrouped

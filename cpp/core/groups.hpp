@@ -75,9 +75,6 @@ struct GroupAnswers {
 };
 GroupAnswers answer_groups(const GroupedRows& grouped, const GroupOptions& options, std::int64_t threads);
 
-// The linear-interpolation quantile (numpy's default) of sorted values.
-double quantile_sorted(const std::vector<double>& sorted, double q);
-
 // One sketch per group, for streams: a batch is gathered by group in one
 // pass and each group's rows go to its own sketch (in parallel over groups).
 // Groups are numbered by the caller; the set grows to the largest code seen.

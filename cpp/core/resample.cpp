@@ -570,15 +570,19 @@ Replicates resample(const Summary& full, const ResampleRequest& req) {
         const Base fine(full, full.intervals, req.kind, groups);
         const Stage stage(plan, groups, base, fine, base);
         const int nthreads = thread_count(req.threads, req.count - 1, 1);
-        // Runs of 8 replicates per thread: their curves share cache lines.
+        // Runs of 8 replicates per thread whose curves fill whole cache lines
+        // (a mesh point's replicates lie side by side), so that no two threads
+        // write the same line.
         constexpr std::int64_t kRun = 8;
+        const auto shift = static_cast<std::int64_t>(reinterpret_cast<std::uintptr_t>(out.mu.data()) / sizeof(double) % kRun);
         parallel_for(nthreads, [&](int t) {
-            for (std::int64_t first = 1 + t * kRun; first < req.count; first += nthreads * kRun)
-                for (std::int64_t b = first; b < std::min(req.count, first + kRun); ++b)
+            for (std::int64_t first = t * kRun - shift; first < req.count; first += nthreads * kRun)
+                for (std::int64_t b = std::max<std::int64_t>(first, 1); b < std::min(req.count, first + kRun); ++b)
                     record(b, run_replicate(plan, stage, b, mu_of(b)));
         });
     }
     out.unresolved = std::count(resolved.begin(), resolved.end(), 0);
+    if (curves && req.band_level > 0.0) pointwise_band(out.mu, req.count, req.band_level, req.threads, out.band_lower, out.band_upper);
     return out;
 }
 
@@ -656,7 +660,120 @@ Replicates resample(const Atoms& atoms, const ResampleRequest& req, std::int64_t
             }
         }
     });
+    if (curves && req.band_level > 0.0) pointwise_band(out.mu, req.count, req.band_level, req.threads, out.band_lower, out.band_upper);
     return out;
+}
+
+double quantile_sorted(const std::vector<double>& sorted, double q) {
+    if (sorted.empty()) return kNaN;
+    const double h = static_cast<double>(sorted.size() - 1) * q;
+    const auto lo = static_cast<std::size_t>(std::floor(h));
+    const std::size_t hi = std::min(lo + 1, sorted.size() - 1);
+    return sorted[lo] + (h - static_cast<double>(lo)) * (sorted[hi] - sorted[lo]);
+}
+
+namespace {
+
+// The k-th and (k + 1)-th smallest of v[0, n) (the k-th twice if k + 1 = n),
+// reordering v.
+std::pair<double, double> order_statistics(double* v, std::size_t n, std::size_t k) {
+    std::nth_element(v, v + k, v + n);
+    return {v[k], k + 1 < n ? *std::min_element(v + k + 1, v + n) : v[k]};
+}
+
+// The band's two quantiles of one point's values (q_low < q_high), from the
+// few order statistics at each end that they need: a sorted sample of 64
+// values gives thresholds that about twice as many values lie beyond, one
+// branch-free pass keeps the values beyond them, and only among those are
+// the order statistics selected.
+// For 1000 replicates and a 95% band, about a third of a sort's time (numpy's
+// vectorized one). A threshold that keeps too few (rare) falls back to a sort.
+void band_at(const double* values, std::int64_t count, double q_low, double q_high, std::vector<double>& scratch,
+             double& lower, double& upper) {
+    scratch.resize(static_cast<std::size_t>(3 * count));
+    std::int64_t nans = 0;
+    for (std::int64_t b = 0; b < count; ++b) nans += values[b] != values[b];  // (vectorized, unlike std::isnan)
+    const auto valid = static_cast<std::size_t>(count - nans);
+    const double* valid_values = values;
+    if (nans > 0) {
+        double* kept = scratch.data() + 2 * count;
+        for (std::int64_t b = 0, k = 0; b < count; ++b) {
+            kept[k] = values[b];
+            k += values[b] == values[b];
+        }
+        valid_values = kept;
+    }
+    if (valid == 0) {
+        lower = upper = kNaN;
+        return;
+    }
+    const double last = static_cast<double>(valid - 1);
+    const auto low = static_cast<std::size_t>(std::floor(last * q_low));
+    const auto high = static_cast<std::size_t>(std::floor(last * q_high));
+    const std::size_t below = std::min(low + 2, valid), above = valid - high;  // values needed at each end
+    auto quantile = [&](double q, auto&& sorted_at) {
+        const double h = last * q;
+        const auto lo = static_cast<std::size_t>(std::floor(h));
+        const std::size_t hi = std::min(lo + 1, valid - 1);
+        return sorted_at(lo) + (h - static_cast<double>(lo)) * (sorted_at(hi) - sorted_at(lo));
+    };
+    constexpr std::size_t kSample = 64;
+    if (valid > 4 * kSample && below + above < valid / 4) {
+        double sample[kSample];
+        for (std::size_t k = 0; k < kSample; ++k) sample[k] = valid_values[k * valid / kSample];
+        std::sort(sample, sample + kSample);
+        // The sample's order statistic two standard deviations (and two more)
+        // past the expected position of the last value needed.
+        auto past = [&](std::size_t needed) {
+            const double expected = static_cast<double>(needed) * kSample / static_cast<double>(valid);
+            return std::min(kSample - 1, static_cast<std::size_t>(expected + 2.0 * std::sqrt(expected) + 2.0));
+        };
+        const double low_cut = sample[past(below)], high_cut = sample[kSample - 1 - past(above)];
+        double* lows = scratch.data();
+        double* highs = lows + valid;
+        std::size_t n_low = 0, n_high = 0;
+        for (std::size_t i = 0; i < valid; ++i) {
+            const double x = valid_values[i];
+            lows[n_low] = x;
+            n_low += x <= low_cut;
+            highs[n_high] = x;
+            n_high += x >= high_cut;
+        }
+        if (n_low >= below && n_high >= above) {  // sorted positions [0, n_low) and [valid − n_high, valid) kept
+            const std::size_t offset = valid - n_high;
+            const auto [low0, low1] = order_statistics(lows, n_low, low);
+            const auto [high0, high1] = order_statistics(highs, n_high, high - offset);
+            auto sorted_at = [&](std::size_t i) { return i == low ? low0 : i == low + 1 ? low1 : i == high ? high0 : high1; };
+            lower = quantile(q_low, sorted_at);
+            upper = quantile(q_high, sorted_at);
+            return;
+        }
+    }
+    double* sorted = scratch.data();
+    std::copy(valid_values, valid_values + valid, sorted);
+    std::sort(sorted, sorted + valid);
+    auto sorted_at = [&](std::size_t i) { return sorted[i]; };
+    lower = quantile(q_low, sorted_at);
+    upper = quantile(q_high, sorted_at);
+}
+
+}  // namespace
+
+void pointwise_band(const std::vector<double>& values, std::int64_t count, double level, std::int64_t threads,
+                    std::vector<double>& lower, std::vector<double>& upper) {
+    if (!(level > 0.0 && level < 1.0)) throw std::invalid_argument("the band's level must lie in (0, 1)");
+    const std::int64_t points = count > 0 ? static_cast<std::int64_t>(values.size()) / count : 0;
+    lower.assign(static_cast<std::size_t>(points), kNaN);
+    upper.assign(static_cast<std::size_t>(points), kNaN);
+    const double alpha = 1.0 - level;
+    const int nthreads = thread_count(threads, points * count, std::int64_t{1} << 16);
+    parallel_for(nthreads, [&](int t) {
+        std::vector<double> scratch;
+        for (std::int64_t m = points * t / nthreads; m < points * (t + 1) / nthreads; ++m) {
+            const auto mi = static_cast<std::size_t>(m);
+            band_at(values.data() + m * count, count, alpha / 2.0, 1.0 - alpha / 2.0, scratch, lower[mi], upper[mi]);
+        }
+    });
 }
 
 }  // namespace smoothece

@@ -38,6 +38,7 @@ struct ResampleRequest {
     double band_sigma = 0.0;  // grid units: smECE and μ̂ of every replicate at this σ
     std::int64_t mesh_intervals = 0;  // 0: no μ̂ curves
     bool at_band = false;             // also smECE at band_sigma (for a fixed σ)
+    double band_level = 0.0;          // > 0 (with curves): their pointwise band at this level
     WeightKind weights = WeightKind::Importance;
     std::int64_t threads = 0;
 };
@@ -50,7 +51,19 @@ struct Replicates {
     std::vector<double> mu;
     std::int64_t mesh_points = 0;
     std::int64_t unresolved = 0;        // replicates whose σ* lies below the grid (reported at the bound)
+    std::vector<double> band_lower, band_upper;  // per mesh point, when a band level was asked
 };
+
+// The linear-interpolation quantile (numpy's default) of sorted values.
+double quantile_sorted(const std::vector<double>& sorted, double q);
+
+// The equal-tailed pointwise band of curves (values: points × count, a
+// point's curves side by side) at `level`: at each point the (1 − level)/2
+// and (1 + level)/2 quantiles of its values, as numpy's linear method gives
+// them, NaN values left out and NaN where a point has none. The points are
+// shared out over up to `threads` threads.
+void pointwise_band(const std::vector<double>& values, std::int64_t count, double level, std::int64_t threads,
+                    std::vector<double>& lower, std::vector<double>& upper);
 
 // Replicates of a full summary.
 Replicates resample(const Summary& full, const ResampleRequest& request);

@@ -311,6 +311,24 @@ int main() {
         double mean = 0.0;
         for (double s : one.sigma_star) mean += s / 64.0;
         check(std::fabs(mean - star) < 0.5 * star, "bootstrap replicates near sigma*");
+        // The band of the curves: at each mesh point, the order statistics of its replicates (sorted here).
+        const Replicates banded =
+            full.replicates(ResampleKind::Bootstrap, 64, 42, star, 64, WeightKind::Importance, false, 2, 0.9);
+        bool band_ok = banded.mu == one.mu && banded.band_lower.size() == static_cast<std::size_t>(one.mesh_points);
+        std::int64_t full_points = 0;  // points every replicate reaches
+        for (std::size_t m = 0; band_ok && m < banded.band_lower.size(); ++m) {
+            std::vector<double> at(one.mu.begin() + static_cast<std::ptrdiff_t>(m * 64),
+                                   one.mu.begin() + static_cast<std::ptrdiff_t>((m + 1) * 64));
+            at.erase(std::remove_if(at.begin(), at.end(), [](double v) { return std::isnan(v); }), at.end());
+            std::sort(at.begin(), at.end());
+            // (64 − 1)·0.05 = 3.15: between the 4th and 5th smallest; (64 − 1)·0.95 = 59.85.
+            const double lo = at.empty() ? 0.0 : at[3] + (63 * 0.05 - 3.0) * (at[4] - at[3]);
+            const double hi = at.empty() ? 0.0 : at[59] + (63 * 0.95 - 59.0) * (at[60] - at[59]);
+            full_points += at.size() == 64;
+            band_ok = at.size() == 64 ? std::fabs(banded.band_lower[m] - lo) <= 1e-15 && std::fabs(banded.band_upper[m] - hi) <= 1e-15
+                                      : at.empty() ? std::isnan(banded.band_lower[m]) : true;
+        }
+        check(band_ok && full_points > one.mesh_points / 2, "bootstrap band: the order statistics of each mesh point's replicates");
         const Replicates null = full.replicates(ResampleKind::Consistency, 64, 42, star, 0, WeightKind::Importance, false, 2);
         double above = 0.0;
         for (double s : null.sigma_star) above += s >= star ? 1.0 : 0.0;

@@ -53,14 +53,6 @@ def interval(values: np.ndarray, level: float) -> tuple:
     return float(lo), float(hi)
 
 
-def pointwise_band(curves: np.ndarray, level: float) -> tuple:
-    """Equal-tailed pointwise quantiles over replicate curves (rows); NaN where
-    no replicate has data (that is where the density vanishes)."""
-    alpha = 1.0 - level
-    lo, hi = quantiles(curves, [alpha / 2, 1 - alpha / 2])
-    return lo, hi
-
-
 def sigma_star(analysis, threads: int, stacklevel: int = 3) -> float:
     """σ* of a core analysis; below a sketch's grid, its upper bound with a warning."""
     sigma, resolved, lower, upper = analysis.smece(threads)

@@ -14,7 +14,7 @@ import numpy as np
 from . import _validate
 from ._summary import summarise
 from ._typing import ArrayLike
-from ._util import MESH_INTERVALS, frozen, interval, pointwise_band
+from ._util import MESH_INTERVALS, frozen, interval
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -150,13 +150,12 @@ def make_diagram(analysis, *, metric, sigma, n_boot, level, seed, consistency, n
     lower = upper = c_lower = c_upper = None
     lo = hi = float("nan")
     if n_boot:
-        star, at_band, mu, _ = analysis.replicates(_BOOTSTRAP, n_boot, seed, drawn_at, MESH_INTERVALS, kind,
-                                                   sigma is not None, t)
+        star, at_band, lower, upper, _ = analysis.replicates(_BOOTSTRAP, n_boot, seed, drawn_at, MESH_INTERVALS,
+                                                             kind, sigma is not None, t, level)
         lo, hi = interval(star if sigma is None else at_band, level)
-        lower, upper = pointwise_band(mu, level)
     if consistency:
-        _, _, mu0, _ = analysis.replicates(_CONSISTENCY, n_sim, seed, drawn_at, MESH_INTERVALS, kind, False, t)
-        c_lower, c_upper = pointwise_band(mu0, level)
+        _, _, c_lower, c_upper, _ = analysis.replicates(_CONSISTENCY, n_sim, seed, drawn_at, MESH_INTERVALS, kind,
+                                                        False, t, level)
     sample_f, sample_y = analysis.sample(sample_size, seed)
     return ReliabilityDiagram(
         mesh=frozen(curves["mesh"]), mu=frozen(curves["mu"]), density=frozen(curves["density"]),

@@ -16,7 +16,7 @@ import numpy as np
 from . import _validate
 from ._summary import summarise
 from ._typing import ArrayLike
-from ._util import MESH_INTERVALS, append_doc, frozen, interval, pointwise_band, quantiles, sigma_star
+from ._util import MESH_INTERVALS, append_doc, frozen, interval, quantiles, sigma_star
 
 __all__ = ["BootstrapResult", "CalibrationTest", "bootstrap_smece", "calibration_test"]
 
@@ -151,7 +151,8 @@ def make_bootstrap(analysis, *, n_boot, level, seed, sigma, weight_kind, threads
         value = bandwidth = sigma_star(analysis, t, stacklevel=4)
     else:
         value, bandwidth = analysis.smece_sigma(sigma, t)[0], sigma
-    star, at_band, _, _ = analysis.replicates("bootstrap", n_boot, seed, bandwidth, 0, kind, sigma is not None, t)
+    star, at_band, _, _, _ = analysis.replicates("bootstrap", n_boot, seed, bandwidth, 0, kind, sigma is not None, t,
+                                                 0.0)
     reps = star if sigma is None else at_band
     lo, hi = interval(reps, level)
     return BootstrapResult(value=float(value), sigma=float(bandwidth), low=lo, high=hi, level=level, n_boot=n_boot,
@@ -220,8 +221,7 @@ def make_test(analysis, *, n_sim, seed, level, weight_kind, threads) -> Calibrat
     t = _validate.threads(threads)
     curves = analysis.curves(-1.0, MESH_INTERVALS, t)
     stat = curves["sigma"]
-    null, _, mu0, _ = analysis.replicates("consistency", n_sim, seed, stat, MESH_INTERVALS, kind, False, t)
-    lo, hi = pointwise_band(mu0, level)
+    null, _, lo, hi, _ = analysis.replicates("consistency", n_sim, seed, stat, MESH_INTERVALS, kind, False, t, level)
     qs = (0.5, 0.9, 0.95, 0.99)
     return CalibrationTest(
         statistic=float(stat), p_value=float((1 + np.count_nonzero(null >= stat)) / (1 + n_sim)),
