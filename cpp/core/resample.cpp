@@ -123,6 +123,7 @@ public:
     // replicate can draw it first and look it up later (from_uniform).
     bool tabulated() const { return route_ == Route::Table; }
     double from_uniform(double u) const { return static_cast<double>(table_.at(u)) / n_ / p_; }
+    const BinomialTable& table() const { return table_; }
 
     double operator()(RandomStream& rng) const {
         double positive;
@@ -217,7 +218,9 @@ Draw draw_groups(const Groups& groups, ResampleKind kind, RandomStream& rng) {
     } else {
         // Two passes, the words taken in the same order as in one: the
         // tabulated groups' lookups come after all draws, so their cache
-        // misses overlap instead of waiting on the generator one by one.
+        // misses overlap instead of waiting on the generator one by one,
+        // each table's guide asked for 2·kAhead groups early and its search's
+        // start kAhead groups early.
         thread_local std::vector<double> uniform;
         uniform.resize(n);
         for (std::size_t g = 0; g < n; ++g) {
@@ -226,8 +229,14 @@ Draw draw_groups(const Groups& groups, ResampleKind kind, RandomStream& rng) {
             else d.s1[g] = draw(rng);
             d.total_weight += groups.weight[0][g] + groups.weight[1][g];
         }
-        for (std::size_t g = 0; g < n; ++g)
-            if (groups.consistency[g].tabulated()) d.s1[g] = groups.consistency[g].from_uniform(uniform[g]);
+        constexpr std::size_t kAhead = 8;
+        const std::vector<ConsistencyDraw>& draws = groups.consistency;
+        for (std::size_t g = 0; g < n; ++g) {
+            if (g + 2 * kAhead < n && draws[g + 2 * kAhead].tabulated())
+                draws[g + 2 * kAhead].table().prefetch_guide(uniform[g + 2 * kAhead]);
+            if (g + kAhead < n && draws[g + kAhead].tabulated()) draws[g + kAhead].table().prefetch_search(uniform[g + kAhead]);
+            if (draws[g].tabulated()) d.s1[g] = draws[g].from_uniform(uniform[g]);
+        }
     }
     return d;
 }
