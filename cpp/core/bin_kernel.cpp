@@ -93,6 +93,54 @@ void add_powers(double* base, std::int64_t stride, const std::int32_t* slot, con
     }
 }
 
+// Spreads mass[k]·(1, λ, λ², λ³) with λ = lam[k] (the products of
+// add_powers) straight onto nodes slot[k] − 1 … slot[k] + 2 of node[0, last],
+// with the cubic weights a cell's sums get (spread_cubic), in row order.
+// With AVX2 four rows' weights are formed at once and transposed, and a row
+// away from both ends is one 32-byte read-modify-write; the same sums
+// either way.
+void spread_rows(double* node, std::int64_t last, const std::int32_t* slot, const double* lam, const double* mass,
+                 std::int64_t count) {
+    auto spread_one = [&](std::int64_t k) {
+        const double l = lam[k], m = mass[k], l2 = l * l;
+        const double powers[4] = {m, m * l, m * l2, m * (l2 * l)};
+        spread_cubic(node, last, slot[k], powers);
+    };
+    std::int64_t k = 0;
+#if defined(__AVX2__)
+    const __m256d sixth = _mm256_set1_pd(1.0 / 6.0), half = _mm256_set1_pd(0.5), two = _mm256_set1_pd(2.0),
+                  three = _mm256_set1_pd(3.0), minus = _mm256_set1_pd(-0.0);
+    for (; k + 4 <= count; k += 4) {
+        bool interior = true;  // nodes slot − 1 … slot + 2 all within [0, last]
+        for (int i = 0; i < 4; ++i) interior &= slot[k + i] >= 1 && slot[k + i] + 2 <= last;
+        if (!interior) {  // a row at either end: reflected, one at a time
+            for (int i = 0; i < 4; ++i) spread_one(k + i);
+            continue;
+        }
+        const __m256d l = _mm256_loadu_pd(lam + k), m = _mm256_loadu_pd(mass + k);
+        const __m256d l2 = _mm256_mul_pd(l, l), l3 = _mm256_mul_pd(l2, l);
+        const __m256d p0 = m, p1 = _mm256_mul_pd(m, l), p2 = _mm256_mul_pd(m, l2), p3 = _mm256_mul_pd(m, l3);
+        // cubic_weights, operation for operation.
+        const __m256d before = _mm256_mul_pd(
+            _mm256_xor_pd(_mm256_add_pd(_mm256_sub_pd(p3, _mm256_mul_pd(three, p2)), _mm256_mul_pd(two, p1)), minus), sixth);
+        const __m256d left = _mm256_mul_pd(
+            _mm256_add_pd(_mm256_sub_pd(_mm256_sub_pd(p3, _mm256_mul_pd(two, p2)), p1), _mm256_mul_pd(two, p0)), half);
+        const __m256d right = _mm256_mul_pd(
+            _mm256_xor_pd(_mm256_sub_pd(_mm256_sub_pd(p3, p2), _mm256_mul_pd(two, p1)), minus), half);
+        const __m256d after = _mm256_mul_pd(_mm256_sub_pd(p3, p1), sixth);
+        const __m256d t0 = _mm256_unpacklo_pd(before, left), t1 = _mm256_unpackhi_pd(before, left);
+        const __m256d t2 = _mm256_unpacklo_pd(right, after), t3 = _mm256_unpackhi_pd(right, after);
+        const __m256d row[4] = {_mm256_permute2f128_pd(t0, t2, 0x20), _mm256_permute2f128_pd(t1, t3, 0x20),
+                                _mm256_permute2f128_pd(t0, t2, 0x31), _mm256_permute2f128_pd(t1, t3, 0x31)};
+        for (int i = 0; i < 4; ++i) {
+            double* dst = node + slot[k + i] - 1;
+            _mm256_storeu_pd(dst, _mm256_add_pd(_mm256_loadu_pd(dst), row[i]));
+        }
+    }
+#endif
+    for (; k < count; ++k) spread_one(k);
+}
+
 // Rows [b, b + count) of a column as doubles: in place when it is a
 // contiguous float64 column, else converted into `buffer`.
 const double* block_of(const Column& c, Loader load, std::int64_t b, std::int64_t count, double* buffer) {
@@ -120,6 +168,7 @@ template <class Cell, bool kWeighted, bool kLogit>
 bool bin_typed(const Inputs& in, const PassSpec& spec, std::int64_t begin, std::int64_t end, Cell* cells,
                PassTotals& totals) {
     constexpr bool kFull = std::is_same_v<Cell, FullCell>, kLinear = std::is_same_v<Cell, LinearCell>;
+    constexpr bool kNodes = std::is_same_v<Cell, ResidualNode>;
     constexpr std::int64_t kStride = static_cast<std::int64_t>(sizeof(Cell) / sizeof(double));
     const Loader load_f = loader_for(in.f.dtype), load_y = loader_for(in.y.dtype);
     const Loader load_w = kWeighted ? loader_for(in.w.dtype) : nullptr;
@@ -208,6 +257,8 @@ bool bin_typed(const Inputs& in, const PassSpec& spec, std::int64_t begin, std::
                     c.w2 += m * m;
                 }
             }
+        } else if constexpr (kNodes) {
+            spread_rows(base, spec.cells, slot, lam, mass, count);
         } else {
             add_powers(base, kStride, slot, lam, mass, count);
         }
@@ -250,6 +301,11 @@ bool bin_range(const Inputs& in, const PassSpec& spec, std::int64_t begin, std::
 bool bin_range(const Inputs& in, const PassSpec& spec, std::int64_t begin, std::int64_t end, LinearCell* cells,
                PassTotals& totals) {
     return bin_dispatch(in, spec, begin, end, cells, totals);
+}
+
+bool bin_range(const Inputs& in, const PassSpec& spec, std::int64_t begin, std::int64_t end, ResidualNode* nodes,
+               PassTotals& totals) {
+    return bin_dispatch(in, spec, begin, end, nodes, totals);
 }
 
 void add_interior_nodes(const ResidualCell* cells, std::int64_t g, double* node) {

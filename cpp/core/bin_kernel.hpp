@@ -24,6 +24,14 @@ struct ResidualCell {
     Moments a;
 };
 
+// The smece pass straight onto the grid's nodes, no cells: each row's
+// moments spread as a cell's would be (one node per cell boundary, G + 1 of
+// them). For fewer rows than cells, where zeroing the cells and spreading
+// each of them costs more than the rows do.
+struct ResidualNode {
+    double mass;
+};
+
 // What the full pass keeps per (cell, label), at index 2·cell + label: the
 // moments of w and of w·f, the rows of positive weight and Σw².
 struct alignas(16) FullCell {
@@ -66,6 +74,8 @@ struct PassSpec {
                    FullCell* cells, PassTotals& totals);                                               \
     bool bin_range(const Inputs& in, const PassSpec& spec, std::int64_t begin, std::int64_t end,       \
                    LinearCell* cells, PassTotals& totals);                                             \
+    bool bin_range(const Inputs& in, const PassSpec& spec, std::int64_t begin, std::int64_t end,       \
+                   ResidualNode* nodes, PassTotals& totals);                                           \
     void add_interior_nodes(const ResidualCell* cells, std::int64_t intervals, double* nodes);         \
     }
 

@@ -108,14 +108,13 @@ inline CubicWeights cubic_weights(const double* m) {
             -(m[3] - m[2] - 2.0 * m[1]) * 0.5, (m[3] - m[1]) * kSixth};
 }
 
-// Spreads one cell's power sums onto nodes cell−1..cell+2 with those weights
-// (reflected at 0 and 1: K̃σ(t, −x) = K̃σ(t, x)).
+// Spreads one cell's power sums onto nodes cell−1..cell+2 of node[0, last]
+// with those weights (reflected at 0 and 1: K̃σ(t, −x) = K̃σ(t, x)).
 // Inline: it runs once per occupied cell in every pass and restriction.
-inline void spread_cubic(std::vector<double>& node, std::int64_t cell, const double (&m)[4]) {
+inline void spread_cubic(double* node, std::int64_t last, std::int64_t cell, const double (&m)[4]) {
     const auto [w_before, w_left, w_right, w_after] = cubic_weights(m);
-    const std::int64_t last = static_cast<std::int64_t>(node.size()) - 1;
     if (cell >= 1 && cell + 2 <= last) {  // interior: no reflection needed
-        double* n = node.data() + cell;
+        double* n = node + cell;
         n[-1] += w_before;
         n[0] += w_left;
         n[1] += w_right;
@@ -123,13 +122,14 @@ inline void spread_cubic(std::vector<double>& node, std::int64_t cell, const dou
         return;
     }
     // Nodes −1 and G+1 lie outside [0, 1]; their mass goes to the mirror images 1 and G−1.
-    auto at = [&](std::int64_t j) -> double& {
-        return node[static_cast<std::size_t>(j < 0 ? -j : (j > last ? 2 * last - j : j))];
-    };
+    auto at = [&](std::int64_t j) -> double& { return node[j < 0 ? -j : (j > last ? 2 * last - j : j)]; };
     at(cell - 1) += w_before;
     at(cell) += w_left;
     at(cell + 1) += w_right;
     at(cell + 2) += w_after;
+}
+inline void spread_cubic(std::vector<double>& node, std::int64_t cell, const double (&m)[4]) {
+    spread_cubic(node.data(), static_cast<std::int64_t>(node.size()) - 1, cell, m);
 }
 
 }  // namespace smoothece

@@ -126,6 +126,52 @@ int main() {
         check(worst <= 1e-12 * scale && std::fabs(f_sum * std::ldexp(1.0, -full.weight_exp) - weight_f) <= 1e-10 * weight,
               std::string("full pass (l1") + (weighted ? ", weighted" : "") + "): residual as the residual pass, sum of w*f exact");
     }
+    // Few rows for the grid are spread straight onto the nodes (no cells):
+    // each node gets the rows' cubic Lagrange weights (basis at nodes −1, 0,
+    // 1, 2 of the row's cell; reflected at 0 and 1), summed here row by row,
+    // and the same rows eight times over (the cell path) give eight times
+    // the masses. Rows at 0, 1 and in both end cells exercise the reflection.
+    for (bool weighted : {false, true}) {
+        Rows r = random_rows(301, 17, weighted);
+        for (double edge : {0.0, 1.0, 0.0004, 0.9996, 0.001, 0.999}) {
+            r.f.push_back(edge);
+            r.y.push_back(1);
+            if (weighted) r.w.push_back(0.7);
+        }
+        const std::int64_t g = 1024;
+        PassOptions opts;
+        opts.mapping = Mapping::l1();
+        opts.intervals = g;
+        opts.content = Content::Residual;
+        const Summary spread = summarize_rows(r.inputs(), opts);
+        std::vector<double> expected(static_cast<std::size_t>(g + 1), 0.0);
+        auto at = [&](std::int64_t j) -> double& { return expected[static_cast<std::size_t>(j < 0 ? -j : j > g ? 2 * g - j : j)]; };
+        for (std::size_t i = 0; i < r.f.size(); ++i) {
+            const double x = r.f[i] * static_cast<double>(g);
+            const auto j = std::min<std::int64_t>(static_cast<std::int64_t>(x), g - 1);
+            const double l = x - static_cast<double>(j), m = (weighted ? r.w[i] : 1.0) * (r.y[i] - r.f[i]);
+            at(j - 1) += -m * l * (l - 1.0) * (l - 2.0) / 6.0;
+            at(j) += m * (l + 1.0) * (l - 1.0) * (l - 2.0) / 2.0;
+            at(j + 1) += -m * (l + 1.0) * l * (l - 2.0) / 2.0;
+            at(j + 2) += m * (l + 1.0) * l * (l - 1.0) / 6.0;
+        }
+        Rows eight;
+        for (int copy = 0; copy < 8; ++copy) {
+            eight.f.insert(eight.f.end(), r.f.begin(), r.f.end());
+            eight.y.insert(eight.y.end(), r.y.begin(), r.y.end());
+            eight.w.insert(eight.w.end(), r.w.begin(), r.w.end());
+        }
+        const Summary cells = summarize_rows(eight.inputs(), opts);
+        double by_hand = 0.0, by_cells = 0.0, scale = 0.0;
+        for (std::size_t j = 0; j < expected.size(); ++j) {
+            by_hand = std::max(by_hand, std::fabs(spread.residual[j] - expected[j]));
+            by_cells = std::max(by_cells, std::fabs(8.0 * spread.residual[j] - cells.residual[j]));
+            scale = std::max(scale, std::fabs(expected[j]));
+        }
+        check(by_hand <= 1e-13 * scale && by_cells <= 1e-12 * scale && spread.rows == 307,
+              std::string("rows spread onto the nodes") + (weighted ? " (weighted)" : "") +
+                  ": the cubic weights summed by hand, and the cell path's masses");
+    }
     // The smoothed masses read off a coarser grid are exact samples of the
     // fine grid's values, also where the spectrum has not decayed by the
     // coarse grid's Nyquist frequency (σ = 1.5 coarse nodes: it folds).
