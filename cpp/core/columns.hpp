@@ -88,13 +88,19 @@ void for_each_block(const Inputs& in, std::int64_t first, std::int64_t last, Fn&
     const std::int64_t block = std::max<std::int64_t>(1, std::min<std::int64_t>(4096, last - first));
     const auto size = static_cast<std::size_t>(block);
     std::vector<double> f(size), y(size), w(in.has_weights() ? size : 0);
+    // A contiguous float64 column is handed over in place, not copied.
+    auto doubles = [](const Column& c, std::int64_t b, std::int64_t count, std::vector<double>& buffer) -> const double* {
+        if (c.dtype == DType::Float64 && c.stride == static_cast<std::int64_t>(sizeof(double)))
+            return reinterpret_cast<const double*>(c.data) + b;
+        read_doubles(c, b, count, buffer.data());
+        return buffer.data();
+    };
     for (std::int64_t b = first; b < last; b += block) {
         interruption_point();
         const std::int64_t count = std::min(block, last - b);
-        read_doubles(in.f, b, count, f.data());
-        read_doubles(in.y, b, count, y.data());
-        if (in.has_weights()) read_doubles(in.w, b, count, w.data());
-        fn(b, count, f.data(), y.data(), in.has_weights() ? w.data() : nullptr);
+        const double* fb = doubles(in.f, b, count, f);
+        const double* yb = doubles(in.y, b, count, y);
+        fn(b, count, fb, yb, in.has_weights() ? doubles(in.w, b, count, w) : nullptr);
     }
 }
 
