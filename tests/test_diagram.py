@@ -286,6 +286,14 @@ def test_pointwise_band_equals_numpys_nan_aware_quantiles(case, values, level):
         _core.pointwise_band(values, 1.0, 1)
 
 
+@pytest.mark.parametrize("values", [np.zeros(5), np.zeros((3, 0)), np.zeros((2, 2, 2))])
+def test_pointwise_band_refuses_what_is_not_points_by_curves(values):
+    from smoothece import _core
+
+    with pytest.raises(ValueError, match="2-D"):
+        _core.pointwise_band(values, 0.9, 1)
+
+
 @pytest.mark.parametrize("n, sigma", [(500, 0.025), (3000, 0.012)])
 def test_curves_and_bands_of_small_inputs_on_the_mesh(n, sigma):
     # Small inputs get coarse first grids (1024 and 2048 intervals here, σ needing all of

@@ -85,7 +85,8 @@ void register_analysis(py::module_& m) {
         "pointwise_band",
         [](const py::array_t<double, py::array::c_style | py::array::forcecast>& values, double level,
            std::int64_t threads) {
-            if (values.ndim() != 2) throw py::value_error("values must be 2-D: points × curves");
+            if (values.ndim() != 2 || values.shape(1) < 1)
+                throw py::value_error("values must be 2-D (points × curves) with at least one curve");
             const std::vector<double> v(values.data(), values.data() + values.size());
             std::vector<double> lower, upper;
             without_gil([&] { pointwise_band(v, values.shape(1), level, threads, lower, upper); });
