@@ -26,8 +26,8 @@ struct ResidualCell {
 
 // The smece pass straight onto the grid's nodes, no cells: each row's
 // moments spread as a cell's would be (one node per cell boundary, G + 1 of
-// them). For fewer rows than cells, where zeroing the cells and spreading
-// each of them costs more than the rows do.
+// them). For few rows a cell (rows.cpp: at most two), where zeroing the
+// cells and spreading each of them costs more than the rows do.
 struct ResidualNode {
     double mass;
 };
