@@ -384,6 +384,12 @@ std::pair<double, bool> replicate_fixpoint(const std::function<double(double)>& 
     return {x1, true};
 }
 
+// The pointwise band of the replicates' curves, when asked for.
+void add_band(const ResampleRequest& req, Replicates& out) {
+    if (req.mesh_intervals > 0 && req.band_level > 0.0)
+        pointwise_band(out.mu, req.count, req.band_level, req.threads, out.band_lower, out.band_upper);
+}
+
 struct Plan {
     const Summary* full = nullptr;
     ResampleRequest request;
@@ -591,7 +597,7 @@ Replicates resample(const Summary& full, const ResampleRequest& req) {
         });
     }
     out.unresolved = std::count(resolved.begin(), resolved.end(), 0);
-    if (curves && req.band_level > 0.0) pointwise_band(out.mu, req.count, req.band_level, req.threads, out.band_lower, out.band_upper);
+    add_band(req, out);
     return out;
 }
 
@@ -669,16 +675,27 @@ Replicates resample(const Atoms& atoms, const ResampleRequest& req, std::int64_t
             }
         }
     });
-    if (curves && req.band_level > 0.0) pointwise_band(out.mu, req.count, req.band_level, req.threads, out.band_lower, out.band_upper);
+    add_band(req, out);
     return out;
 }
 
+namespace {
+
+// The linear-interpolation quantile (numpy's default) of count ≥ 1 sorted
+// values, the i-th smallest read as at(i).
+template <class At>
+double quantile_of_sorted(std::size_t count, double q, At&& at) {
+    const double h = static_cast<double>(count - 1) * q;
+    const auto lo = static_cast<std::size_t>(std::floor(h));
+    const std::size_t hi = std::min(lo + 1, count - 1);
+    return at(lo) + (h - static_cast<double>(lo)) * (at(hi) - at(lo));
+}
+
+}  // namespace
+
 double quantile_sorted(const std::vector<double>& sorted, double q) {
     if (sorted.empty()) return kNaN;
-    const double h = static_cast<double>(sorted.size() - 1) * q;
-    const auto lo = static_cast<std::size_t>(std::floor(h));
-    const std::size_t hi = std::min(lo + 1, sorted.size() - 1);
-    return sorted[lo] + (h - static_cast<double>(lo)) * (sorted[hi] - sorted[lo]);
+    return quantile_of_sorted(sorted.size(), q, [&](std::size_t i) { return sorted[i]; });
 }
 
 namespace {
@@ -720,12 +737,6 @@ void band_at(const double* values, std::int64_t count, double q_low, double q_hi
     const auto low = static_cast<std::size_t>(std::floor(last * q_low));
     const auto high = static_cast<std::size_t>(std::floor(last * q_high));
     const std::size_t below = std::min(low + 2, valid), above = valid - high;  // values needed at each end
-    auto quantile = [&](double q, auto&& sorted_at) {
-        const double h = last * q;
-        const auto lo = static_cast<std::size_t>(std::floor(h));
-        const std::size_t hi = std::min(lo + 1, valid - 1);
-        return sorted_at(lo) + (h - static_cast<double>(lo)) * (sorted_at(hi) - sorted_at(lo));
-    };
     constexpr std::size_t kSample = 64;
     if (valid > 4 * kSample && below + above < valid / 4) {
         double sample[kSample];
@@ -753,8 +764,8 @@ void band_at(const double* values, std::int64_t count, double q_low, double q_hi
             const auto [low0, low1] = order_statistics(lows, n_low, low);
             const auto [high0, high1] = order_statistics(highs, n_high, high - offset);
             auto sorted_at = [&](std::size_t i) { return i == low ? low0 : i == low + 1 ? low1 : i == high ? high0 : high1; };
-            lower = quantile(q_low, sorted_at);
-            upper = quantile(q_high, sorted_at);
+            lower = quantile_of_sorted(valid, q_low, sorted_at);
+            upper = quantile_of_sorted(valid, q_high, sorted_at);
             return;
         }
     }
@@ -762,8 +773,8 @@ void band_at(const double* values, std::int64_t count, double q_low, double q_hi
     std::copy(valid_values, valid_values + valid, sorted);
     std::sort(sorted, sorted + valid);
     auto sorted_at = [&](std::size_t i) { return sorted[i]; };
-    lower = quantile(q_low, sorted_at);
-    upper = quantile(q_high, sorted_at);
+    lower = quantile_of_sorted(valid, q_low, sorted_at);
+    upper = quantile_of_sorted(valid, q_high, sorted_at);
 }
 
 }  // namespace

@@ -247,15 +247,20 @@ int weight_exponent_of(const Inputs& in) {
 
 namespace {
 
-// The residual summary of few rows for the grid (at most two a cell, and at
-// most a chunk: one thread, so the sums do not depend on the thread count),
-// each row spread straight onto the nodes with the cubic weights its cell
-// would spread: no cells to zero, fill and spread. A 1000-row `smece` on
-// 1024 intervals: 141k → 131k instructions, 14.5 → 12.2 µs (C++ loop).
-Summary summarize_onto_nodes(const Inputs& in, const PassOptions& opts) {
+template <class Cell>
+Summary summarize_with(const Inputs& in, const PassOptions& opts) {
+    // Few rows for the grid (at most two a cell, and at most a chunk: one
+    // thread, so the sums do not depend on the thread count) are spread
+    // straight onto the nodes with the cubic weights their cells would
+    // spread: no cells to zero, fill and spread. A 1000-row `smece` on 1024
+    // intervals: 141k → 131k instructions, 14.5 → 12.2 µs (C++ loop).
+    const bool onto_nodes =
+        std::is_same_v<Cell, ResidualCell> && in.size() <= std::min(2 * opts.intervals, kChunk);
     PassSpec spec{opts.mapping, opts.intervals, 0};
     Summary s = Summary::empty(opts.mapping, opts.content, opts.intervals);
+    std::vector<Cell> cells;
     auto pass = [&] {
+        if (!onto_nodes) return bin_all(in, spec, opts.threads, cells);
         PassTotals totals;
         const bool ok = bin_range(in, spec, 0, in.size(), reinterpret_cast<ResidualNode*>(s.residual.data()), totals);
         pass_counter.fetch_add(1, std::memory_order_relaxed);
@@ -266,32 +271,13 @@ Summary summarize_onto_nodes(const Inputs& in, const PassOptions& opts) {
     const int exp = in.has_weights() ? weight_exponent_for(totals.max_weight) : 0;
     if (exp != 0) {  // extreme weights: once more, scaled (exact: a power of two)
         spec.weight_exp = exp;
-        std::fill(s.residual.begin(), s.residual.end(), 0.0);
+        std::fill(s.residual.begin(), s.residual.end(), 0.0);  // (the nodes' sums, if the pass made them)
         totals = pass();
     }
-    s.rows = static_cast<std::uint64_t>(in.size());
-    s.positive_rows = static_cast<std::uint64_t>(totals.positive_rows);
-    s.weight = totals.weight;
-    s.weight_exp = exp;
-    return s;
-}
-
-template <class Cell>
-Summary summarize_with(const Inputs& in, const PassOptions& opts) {
-    if constexpr (std::is_same_v<Cell, ResidualCell>) {
-        if (in.size() <= std::min(2 * opts.intervals, kChunk)) return summarize_onto_nodes(in, opts);
+    if (!onto_nodes) {
+        if constexpr (std::is_same_v<Cell, LinearCell>) to_nodes(cells, s, !in.has_weights());
+        else to_nodes(cells, s);
     }
-    PassSpec spec{opts.mapping, opts.intervals, 0};
-    std::vector<Cell> cells;
-    PassTotals totals = bin_all(in, spec, opts.threads, cells);
-    const int exp = in.has_weights() ? weight_exponent_for(totals.max_weight) : 0;
-    if (exp != 0) {  // extreme weights: once more, scaled (exact: a power of two)
-        spec.weight_exp = exp;
-        totals = bin_all(in, spec, opts.threads, cells);
-    }
-    Summary s = Summary::empty(opts.mapping, opts.content, opts.intervals);
-    if constexpr (std::is_same_v<Cell, LinearCell>) to_nodes(cells, s, !in.has_weights());
-    else to_nodes(cells, s);
     s.rows = static_cast<std::uint64_t>(in.size());
     s.positive_rows = static_cast<std::uint64_t>(totals.positive_rows);
     s.weight = totals.weight;
