@@ -142,6 +142,24 @@ def test_keys_that_are_their_own_codes(make):
 
 
 @pytest.mark.parametrize("threads", [1, 2])
+def test_own_codes_seen_below_and_above_the_byte_table(threads):
+    # Which keys occur is kept as a byte per key below 2^16 and a bit per key
+    # above: 0..K-1 with K past 2^16, shuffled over two shares, are their own
+    # codes; one key missing on either side of 2^16 makes them codes no more.
+    rng = np.random.default_rng(9)
+    K = 2**16 + 5000
+    keys = rng.permutation(np.tile(np.arange(K), 10))  # 705,360 rows: two shares of 2^18 or more
+    assert _core.factorize(keys, threads) == (None, None, K)
+    for missing in (100, 2**16 + 17):
+        gap = np.where(keys == missing, missing + 1, keys)
+        codes, first, count = _core.factorize(gap, threads)
+        distinct, where = np.unique(gap, return_index=True)
+        assert count == K - 1
+        np.testing.assert_array_equal(distinct[codes], gap)
+        np.testing.assert_array_equal(first, where)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
 def test_factorize_on_threads_with_gaps_and_strides(threads):
     # 2^20 rows: two shares of the parallel table. Ids with unused values in
     # their range (the codes are then remapped), read through a stride.

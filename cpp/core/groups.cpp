@@ -23,6 +23,7 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr std::int64_t kChunk = std::int64_t{1} << 16;
 constexpr std::int64_t kScatterAhead = 32;  // rows: about the misses a core keeps in flight
 constexpr std::uint64_t kDenseKeyRange = std::uint64_t{1} << 24;  // a table of at most 128 MB (8 bytes a value)
+constexpr std::uint64_t kByteKeys = std::uint64_t{1} << 16;  // keys seen marked a byte each: 64 KB a thread
 
 // A key of at most 8 bytes as one word (−0.0 as 0.0). Size is a constant
 // for the common widths, so the copy compiles to one load.
@@ -54,47 +55,67 @@ Factorized factorize_dense(const char* data, std::int64_t size, std::int64_t str
     auto share_begin = [&](int t) { return size * t / shares; };
     const std::uint64_t limit = std::min<std::uint64_t>(kDenseKeyRange, 4 * static_cast<std::uint64_t>(size) + 65536);
     // The range, and, where the keys could be their own codes (contiguous
-    // 8-byte words), which words below `limit` occur (a bit each, per share):
-    // enough to see that without a second pass.
+    // 8-byte words), which words below `limit` occur, per share: enough to
+    // see that without a second pass. A word below kByteKeys marks a byte (a
+    // plain store); only larger words set a bit. And the range grows on a
+    // branch taken a handful of times. (Bits for every word, read-modify-
+    // written on a few hot words, and min/max on every row chained the rows
+    // into one dependency: 2.5x this pass's time at 10^4 groups.)
     const bool may_be_codes = Size == 8 && stride == 8;
     std::vector<std::uint64_t> share_lo(static_cast<std::size_t>(shares)), share_hi(share_lo.size());
-    std::vector<std::vector<std::uint64_t>> share_seen(share_lo.size());
+    std::vector<std::vector<std::uint8_t>> share_small(share_lo.size());
+    std::vector<std::vector<std::uint64_t>> share_large(share_lo.size());
     parallel_for(shares, [&](int t) {
-        std::vector<std::uint64_t>& seen = share_seen[static_cast<std::size_t>(t)];
-        if (may_be_codes) seen.assign(static_cast<std::size_t>(limit / 64 + 1), 0);
-        // Locals: the bit stores could alias anything captured by reference.
-        std::uint64_t* bits = seen.data();
-        const std::uint64_t below = may_be_codes ? limit : 0;  // 0: no bits kept
+        const auto s = static_cast<std::size_t>(t);
+        if (may_be_codes) {
+            share_small[s].assign(static_cast<std::size_t>(std::min(kByteKeys, limit)), 0);
+            if (limit > kByteKeys) share_large[s].assign(static_cast<std::size_t>(limit / 64 + 1), 0);
+        }
+        // Locals: the stores could alias anything captured by reference.
+        std::uint8_t* bytes = share_small[s].data();
+        std::uint64_t* bits = share_large[s].data();
+        const std::uint64_t below = may_be_codes ? limit : 0;  // 0: nothing marked
+        const std::uint64_t small = std::min(kByteKeys, below);
+        const char* const keys = data;
         const std::int64_t step = stride;
         std::uint64_t lo = std::numeric_limits<std::uint64_t>::max(), hi = 0;
         for (std::int64_t i = share_begin(t), end = share_begin(t + 1); i < end; ++i) {
             if ((i & (kChunk - 1)) == 0) interruption_point();
-            const std::uint64_t key = load(data + i * step);
-            lo = std::min(lo, key);
-            hi = std::max(hi, key);
-            if (key < below) bits[key / 64] |= std::uint64_t{1} << (key % 64);
+            const std::uint64_t key = load(keys + i * step);
+            if (key - lo > hi - lo) {  // outside [lo, hi] (the empty start wraps to [max, 0])
+                lo = std::min(lo, key);
+                hi = std::max(hi, key);
+            }
+            if (key < small) {
+                bytes[key] = 1;
+            } else if (key < below) {
+                bits[key / 64] |= std::uint64_t{1} << (key % 64);
+            }
         }
-        share_lo[static_cast<std::size_t>(t)] = lo;
-        share_hi[static_cast<std::size_t>(t)] = hi;
+        share_lo[s] = lo;
+        share_hi[s] = hi;
     });
     const std::uint64_t lo = *std::min_element(share_lo.begin(), share_lo.end());
     const std::uint64_t hi = *std::max_element(share_hi.begin(), share_hi.end());
     if (size == 0 || hi - lo >= limit) return {};
     if (may_be_codes && lo == 0 && hi < limit) {
+        auto present = [&](std::uint64_t word) {
+            for (std::size_t s = 0; s < share_lo.size(); ++s) {
+                if (word < kByteKeys ? share_small[s][word] != 0 : ((share_large[s][word / 64] >> (word % 64)) & 1) != 0)
+                    return true;
+            }
+            return false;
+        };
         bool every = true;  // every word 0..hi present
-        for (std::uint64_t word = 0; every && word <= hi; word += 64) {
-            std::uint64_t present = 0;
-            for (const auto& seen : share_seen) present |= seen[static_cast<std::size_t>(word / 64)];
-            const std::uint64_t wanted = hi - word >= 63 ? ~std::uint64_t{0} : (std::uint64_t{1} << (hi - word + 1)) - 1;
-            every = (present & wanted) == wanted;
-        }
+        for (std::uint64_t word = 0; every && word <= hi; ++word) every = present(word);
         if (every) {
             Factorized out;
             out.identity = static_cast<std::int64_t>(hi) + 1;
             return out;
         }
     }
-    share_seen.clear();
+    share_small.clear();
+    share_large.clear();
     // One pass writes each row's offset from lo and, per offset, the first
     // row holding it: a share's rows ascend, so a share lowers an entry at
     // most once and otherwise only reads it.
