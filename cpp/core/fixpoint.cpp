@@ -61,8 +61,7 @@ double ResidualLevels::integral(double sigma) {
     // r and F are read off exactly at kReadNodesPerSigma (the spectrum is
     // below e^-300 at that grid's Nyquist frequency), where only the roots
     // of r are interpolated: a root misplaced by δ costs |r'|δ², ~1e-10.
-    std::int64_t read = g;
-    while (read % 2 == 0 && read / 2 >= 16 && static_cast<double>(read / 2) * sigma >= kReadNodesPerSigma) read /= 2;
+    const std::int64_t read = read_intervals(kReadNodesPerSigma / sigma, g);
     values_.resize(static_cast<std::size_t>(read + 1));
     antiderivative_.resize(static_cast<std::size_t>(read + 1));
     spectrum.evaluate(sigma, values_.data(), antiderivative_.data(), read);

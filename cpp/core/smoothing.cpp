@@ -222,6 +222,14 @@ void Spectrum::evaluate(double sigma, double* values, double* antiderivative, st
     for (std::int64_t j = 1; j < g; ++j) antiderivative[j] = per_node * index[j] + 0.25 * (out[j] - out[length - j]);
 }
 
+std::int64_t read_intervals(double at_least, std::int64_t most) {
+    for (std::int64_t power = 16; power <= most; power *= 2) {
+        for (const std::int64_t m : {power, power / 8 * 9, power / 4 * 5, power / 2 * 3})
+            if (static_cast<double>(m) >= at_least) return std::min(m, most);
+    }
+    return most;
+}
+
 GroupSmoothing::GroupSmoothing(std::int64_t intervals, const std::vector<std::int32_t>& group, std::int64_t groups,
                                const std::vector<const std::vector<double>*>& arrays, double sigma, std::int64_t out_intervals)
     : nodes_(out_intervals + 1), first_(static_cast<std::size_t>(groups), 0), end_(first_), offset_(first_) {

@@ -57,6 +57,12 @@ private:
     std::unique_ptr<double[]> coeff_;
 };
 
+// The fewest intervals M ≥ at_least (at least 16, at most `most`) among the
+// read-off grids whose transform (length 2M) FFTW runs fastest per node:
+// M = 2^k, 9·2^k/8, 5·2^k/4 or 3·2^k/2 (bench/fft_plans.md). Spectrum::evaluate
+// reads exact samples at any M, so a σ wanting 267 nodes reads 288, not 512.
+std::int64_t read_intervals(double at_least, std::int64_t most);
+
 // Masses in groups (runs of grid nodes), each group's masses smoothed at one
 // σ and read off the nodes of an output grid, where they are not negligible.
 // Smoothing is linear, so Σ_g factor_g·(group g's smoothed masses) is the
