@@ -316,7 +316,7 @@ FixedCurves fixed_curves(const Base& base, double sigma, std::int64_t out_interv
 // kEvalNodesPerSigma nodes per σ.
 double replicate_smece(const Spectrum& spectrum, double sigma, double total, std::vector<double>& r,
                        std::vector<double>& F) {
-    const std::int64_t g = grid_at_least(kEvalNodesPerSigma / sigma, 16, kMaxIntervals);
+    const std::int64_t g = read_intervals(kEvalNodesPerSigma / sigma, kMaxIntervals);
     r.resize(static_cast<std::size_t>(g + 1));
     F.resize(static_cast<std::size_t>(g + 1));
     spectrum.evaluate(sigma, r.data(), F.data(), g);
