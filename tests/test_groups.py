@@ -160,6 +160,26 @@ def test_own_codes_seen_below_and_above_the_byte_table(threads):
 
 
 @pytest.mark.parametrize("threads", [1, 2])
+def test_factorize_counts_keys_only_a_share_s_first_or_last_row_holds(threads):
+    # Each share's range starts at its first key and grows as keys fall
+    # outside it: a smallest or largest key held by one row only, the first
+    # or the last of a share (2^20 rows: two shares of 2^19), still counts.
+    rng = np.random.default_rng(10)
+    n = 2**20
+    keys = rng.integers(1, 999, n)
+    keys[0], keys[n // 2], keys[-1] = 0, 1000, 1001  # unique, at the shares' ends
+    codes, first, count = _core.factorize(keys, threads)
+    distinct, where = np.unique(keys, return_index=True)
+    assert count == distinct.size
+    np.testing.assert_array_equal(distinct[codes], keys)
+    np.testing.assert_array_equal(first, where)
+    keys[keys == 1] = 999  # now 0..1001 with 1 missing; with it, their own codes
+    keys[1] = 1
+    assert _core.factorize(keys, threads) == (None, None, 1002)
+    assert _core.factorize(np.arange(10), threads) == (None, None, 10)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
 def test_factorize_on_threads_with_gaps_and_strides(threads):
     # 2^20 rows: two shares of the parallel table. Ids with unused values in
     # their range (the codes are then remapped), read through a stride.

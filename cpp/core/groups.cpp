@@ -78,11 +78,13 @@ Factorized factorize_dense(const char* data, std::int64_t size, std::int64_t str
         const std::uint64_t small = std::min(kByteKeys, below);
         const char* const keys = data;
         const std::int64_t step = stride;
+        const std::int64_t begin = share_begin(t), end = share_begin(t + 1);
         std::uint64_t lo = std::numeric_limits<std::uint64_t>::max(), hi = 0;
-        for (std::int64_t i = share_begin(t), end = share_begin(t + 1); i < end; ++i) {
+        if (begin < end) lo = hi = load(keys + begin * step);
+        for (std::int64_t i = begin; i < end; ++i) {
             if ((i & (kChunk - 1)) == 0) interruption_point();
             const std::uint64_t key = load(keys + i * step);
-            if (key - lo > hi - lo) {  // outside [lo, hi] (the empty start wraps to [max, 0])
+            if (key - lo > hi - lo) {  // outside [lo, hi]
                 lo = std::min(lo, key);
                 hi = std::max(hi, key);
             }
