@@ -437,8 +437,35 @@ struct Outcome {
     bool resolved = true;
 };
 
-// One replicate from its stream; its curves into mu[0], mu[count], mu[2·count], … when asked.
-Outcome run_replicate(const Plan& plan, const Stage& stage, std::int64_t b, double* mu, bool want_slope = false) {
+// The draws of a run of up to kLanes bootstrap replicates (lane l: the run's
+// l-th), kept for their curves, which GroupSmoothing::sum_lanes then sums for
+// all of them at once.
+constexpr std::size_t kLanes = GroupSmoothing::kLanes;
+struct RunDraws {
+    std::vector<double> s0, s1;  // [group·kLanes + lane]
+
+    void reset(std::int64_t groups) {
+        s0.assign(static_cast<std::size_t>(groups) * kLanes, 0.0);
+        s1.assign(s0.size(), 0.0);
+    }
+    void keep(const Draw& d, std::size_t lane) {
+        for (std::size_t g = 0; g < d.s0.size(); ++g) {
+            s0[g * kLanes + lane] = d.s0[g];
+            s1[g * kLanes + lane] = d.s1[g];
+        }
+    }
+};
+
+// μ̂ = label/weight read off the mesh into mu[0], mu[count], mu[2·count], …
+void write_curve(const Plan& plan, const std::vector<double>& weight, const std::vector<double>& label, double* mu) {
+    const std::vector<double> on_mesh = mu_on_mesh(weight, label, plan.full->mapping, plan.request.mesh_intervals);
+    for (std::size_t m = 0; m < on_mesh.size(); ++m) mu[static_cast<std::int64_t>(m) * plan.request.count] = on_mesh[m];
+}
+
+// One replicate from its stream; its curves into mu[0], mu[count], mu[2·count], … when asked
+// (or, for group curves given `run`, its draws into lane `lane` of the run).
+Outcome run_replicate(const Plan& plan, const Stage& stage, std::int64_t b, double* mu, bool want_slope = false,
+                      RunDraws* run = nullptr, std::size_t lane = 0) {
     const ResampleRequest& req = plan.request;
     const Summary& full = *plan.full;
     const bool bootstrap = req.kind == ResampleKind::Bootstrap, curves = mu != nullptr;
@@ -498,6 +525,10 @@ Outcome run_replicate(const Plan& plan, const Stage& stage, std::int64_t b, doub
         // or the fixed curves plus the change of label mass, the residual
         // smoothed (consistency).
         thread_local std::vector<double> weight, label, weight_masses, label_masses;
+        if (bootstrap && stage.group_curves && run) {
+            run->keep(d, lane);
+            return out;
+        }
         if (bootstrap && stage.group_curves) {
             stage.curves.sum(1, d.s1, label);
             stage.curves.sum(0, d.s0, weight);
@@ -516,10 +547,26 @@ Outcome run_replicate(const Plan& plan, const Stage& stage, std::int64_t b, doub
             for (std::size_t j = 0; j < label.size(); ++j) label[j] += stage.fixed.label[j];
             weight = stage.fixed.weight;
         }
-        const std::vector<double> on_mesh = mu_on_mesh(weight, label, full.mapping, req.mesh_intervals);
-        for (std::size_t m = 0; m < on_mesh.size(); ++m) mu[static_cast<std::int64_t>(m) * req.count] = on_mesh[m];
+        write_curve(plan, weight, label, mu);
     }
     return out;
+}
+
+// The curves of a run's replicates from their kept draws, lane l into mu + l.
+void run_curves(const Plan& plan, const Stage& stage, const RunDraws& run, std::size_t lanes, double* mu) {
+    thread_local std::vector<double> label_lanes, weight_lanes, weight, label;
+    stage.curves.sum_lanes(1, run.s1.data(), label_lanes);
+    stage.curves.sum_lanes(0, run.s0.data(), weight_lanes);
+    const auto nodes = static_cast<std::size_t>(stage.curves.nodes());
+    label.resize(nodes);
+    weight.resize(nodes);
+    for (std::size_t l = 0; l < lanes; ++l) {
+        for (std::size_t j = 0; j < nodes; ++j) {
+            label[j] = label_lanes[j * kLanes + l];
+            weight[j] = weight_lanes[j * kLanes + l] + label[j];
+        }
+        write_curve(plan, weight, label, mu + l);
+    }
 }
 
 }  // namespace
@@ -587,13 +634,22 @@ Replicates resample(const Summary& full, const ResampleRequest& req) {
         const int nthreads = thread_count(req.threads, req.count - 1, 1);
         // Runs of 8 replicates per thread whose curves fill whole cache lines
         // (a mesh point's replicates lie side by side), so that no two threads
-        // write the same line.
+        // write the same line; group curves are summed for a whole run at once.
         constexpr std::int64_t kRun = 8;
+        static_assert(kRun == static_cast<std::int64_t>(kLanes), "a run's curves are summed as one set of lanes");
+        const bool by_runs = curves && req.kind == ResampleKind::Bootstrap && stage.group_curves;
         const auto shift = static_cast<std::int64_t>(reinterpret_cast<std::uintptr_t>(out.mu.data()) / sizeof(double) % kRun);
         parallel_for(nthreads, [&](int t) {
-            for (std::int64_t first = t * kRun - shift; first < req.count; first += nthreads * kRun)
-                for (std::int64_t b = std::max<std::int64_t>(first, 1); b < std::min(req.count, first + kRun); ++b)
-                    record(b, run_replicate(plan, stage, b, mu_of(b)));
+            RunDraws run;
+            for (std::int64_t first = t * kRun - shift; first < req.count; first += nthreads * kRun) {
+                const std::int64_t begin = std::max<std::int64_t>(first, 1), end = std::min(req.count, first + kRun);
+                if (begin >= end) continue;
+                if (by_runs) run.reset(groups.count);
+                for (std::int64_t b = begin; b < end; ++b)
+                    record(b, run_replicate(plan, stage, b, mu_of(b), false, by_runs ? &run : nullptr,
+                                            static_cast<std::size_t>(b - begin)));
+                if (by_runs) run_curves(plan, stage, run, static_cast<std::size_t>(end - begin), mu_of(begin));
+            }
         });
     }
     out.unresolved = std::count(resolved.begin(), resolved.end(), 0);

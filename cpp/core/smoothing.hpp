@@ -81,6 +81,14 @@ public:
 
     // out[m] = Σ_g factor[g]·(the array's smoothed masses of group g)(m/M), m = 0..M.
     void sum(std::size_t array, const std::vector<double>& factor, std::vector<double>& out) const;
+    // The same for kLanes sets of factors at once, factor[g·kLanes + l] into
+    // out[m·kLanes + l]: a window's values are read once for every lane, and
+    // the lanes vectorize (short windows otherwise cost more in loop setup
+    // than in arithmetic). Lane l equals sum with factors l, bit for bit: the
+    // same products, added in the same order.
+    static constexpr std::size_t kLanes = 8;
+    void sum_lanes(std::size_t array, const double* factor, std::vector<double>& out) const;
+    std::int64_t nodes() const { return nodes_; }
 
 private:
     std::int64_t nodes_ = 0;

@@ -257,6 +257,22 @@ int main() {
                   "group smoothing of " + std::to_string(c.intervals) + " intervals read off " + std::to_string(c.out) +
                       " at sigma " + std::to_string(c.sigma) + (c.stride > 1 ? ", two groups in three empty," : "") +
                       " equals the transform of the scaled masses");
+            // Eight sets of factors at once: lane l is sum's with set l, bit for bit.
+            constexpr std::size_t kLanes = GroupSmoothing::kLanes;
+            std::vector<std::vector<double>> sets(kLanes, std::vector<double>(factor.size()));
+            std::vector<double> lanes(factor.size() * kLanes), by_lanes, alone;
+            for (std::size_t l = 0; l < kLanes; ++l)
+                for (std::size_t g = 0; g < factor.size(); ++g) lanes[g * kLanes + l] = sets[l][g] = 3.0 * u(rng);
+            bool same = true;
+            for (std::size_t a = 0; a < 2; ++a) {
+                smoothing.sum_lanes(a, lanes.data(), by_lanes);
+                for (std::size_t l = 0; l < kLanes; ++l) {
+                    smoothing.sum(a, sets[l], alone);
+                    for (std::size_t m = 0; m < alone.size(); ++m) same &= by_lanes[m * kLanes + l] == alone[m];
+                }
+            }
+            check(same, "group smoothing of eight sets of factors at once equals each set's, bit for bit (" +
+                            std::to_string(c.intervals) + " intervals read off " + std::to_string(c.out) + ")");
         }
     }
     // Grouping rows that come in parts: every part has weights, or none does.
