@@ -523,6 +523,35 @@ void test_continuous() {
         check_moments("gamma(" + fmt(shape) + ")", x, shape, shape);
         check_ks("gamma(" + fmt(shape) + ")", x, [shape](double v) { return gamma_cdf(shape, v); });
     }
+    // Marsaglia–Tsang's second squeeze accepts only what the exact test
+    // accepts: every (x, u) with (1 − u)·min(1 + t, 1) > (c²/12)·x⁴, t = cx,
+    // has log u < x²/2 + d(1 − v + log v) = 3d(log(1 + t) − t + t²/2 − t³/3),
+    // the latter in long double (as its series where |t| < 0.1: no cancellation).
+    {
+        RandomStream pairs(99, 0);
+        bool sound = true;
+        std::int64_t squeezed = 0;
+        for (double shape : {1.0, 2.5, 30.0, 730.0, 1e4}) {
+            const double d = shape - 1.0 / 3, c = 1.0 / std::sqrt(9.0 * d), k = c * c / 12.0;
+            for (int i = 0; i < 200000; ++i) {
+                const double x = 3.0 * pairs.normal(), u = pairs.uniform_open(), t = c * x;
+                if (!(t > -1.0) || u < 1.0 - 0.0331 * (x * x) * (x * x)) continue;  // v ≤ 0, or the first squeeze's
+                if (!((1.0 - u) * std::min(1.0 + t, 1.0) > k * (x * x) * (x * x))) continue;
+                ++squeezed;
+                const long double lt = t;
+                long double phi = 0.0L;
+                if (std::fabs(t) < 0.1) {
+                    long double power = lt * lt * lt;
+                    for (int j = 4; j < 60; ++j) phi += ((power *= lt) / j) * (j % 2 == 0 ? -1 : 1);
+                } else {
+                    phi = std::log1p(lt) - lt + lt * lt / 2 - lt * lt * lt / 3;
+                }
+                sound = sound && std::log(static_cast<long double>(u)) < 3.0L * d * phi;
+            }
+        }
+        check(sound && squeezed > 100000, "gamma: the second squeeze accepts only what the exact test accepts (" +
+                                             std::to_string(squeezed) + " pairs it accepted)");
+    }
     // Beta: moments, and Kolmogorov–Smirnov where the cdf has a closed form.
     for (auto ab : {std::array<double, 2>{2.0, 5.0}, {0.5, 0.5}, {0.3, 4.0}, {1e-2, 2e-2}, {1e-300, 1e-300}}) {
         const double a = ab[0], b = ab[1];
