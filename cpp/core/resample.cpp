@@ -1,6 +1,7 @@
 #include "resample.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <functional>
 #include <limits>
@@ -639,9 +640,16 @@ Replicates resample(const Summary& full, const ResampleRequest& req) {
         static_assert(kRun == static_cast<std::int64_t>(kLanes), "a run's curves are summed as one set of lanes");
         const bool by_runs = curves && req.kind == ResampleKind::Bootstrap && stage.group_curves;
         const auto shift = static_cast<std::int64_t>(reinterpret_cast<std::uintptr_t>(out.mu.data()) / sizeof(double) % kRun);
-        parallel_for(nthreads, [&](int t) {
+        // Runs handed out one by one, not dealt in turn: on a shared machine
+        // a thread that loses its core for a while leaves its runs to the
+        // others. (Each replicate draws from its own stream: the numbers do
+        // not depend on which thread runs it.)
+        const std::int64_t runs = (req.count + shift + kRun - 1) / kRun;
+        std::atomic<std::int64_t> next_run{0};
+        parallel_for(nthreads, [&](int) {
             RunDraws run;
-            for (std::int64_t first = t * kRun - shift; first < req.count; first += nthreads * kRun) {
+            for (std::int64_t r = next_run++; r < runs; r = next_run++) {
+                const std::int64_t first = r * kRun - shift;
                 const std::int64_t begin = std::max<std::int64_t>(first, 1), end = std::min(req.count, first + kRun);
                 if (begin >= end) continue;
                 if (by_runs) run.reset(groups.count);
