@@ -25,37 +25,40 @@ constexpr double kPi = 3.14159265358979323846;
 constexpr double kNegligible = 1.3e-24;  // e^-55: a Gaussian factor below this is dropped
 
 // FFTW planning is not thread-safe; execution of an existing plan on new
-// arrays is. Plans are made once per size under a lock and kept for the life
-// of the process (the cache is leaked on purpose: threads may still use it
-// while the process exits).
-struct Plans {
-    fftw_plan forward, backward;  // r2c and c2r of one even length
-};
+// arrays is. Plans are made once per length and direction under a lock and
+// kept for the life of the process (the cache is leaked on purpose: threads
+// may still use it while the process exits). Each direction is planned on
+// first use only: an estimated plan still costs 0.5–2 ms to make, and most
+// lengths go one way only (read-offs inverse, spectra mostly forward).
+enum class Direction { kForward, kInverse };  // r2c, c2r of one even length
 
-const Plans& shared_plans_for(std::int64_t length) {
+fftw_plan shared_plan_for(std::int64_t length, Direction direction) {
     static auto* mutex = new std::mutex;
-    static auto* cache = new std::map<std::int64_t, Plans>;
+    static auto* cache = new std::map<std::pair<std::int64_t, Direction>, fftw_plan>;
     std::lock_guard<std::mutex> lock(*mutex);
-    auto it = cache->find(length);
+    const auto key = std::make_pair(length, direction);
+    auto it = cache->find(key);
     if (it != cache->end()) return it->second;
     FftwBuffer real(length + 2), complex(length + 2);
     auto* c = reinterpret_cast<fftw_complex*>(complex.data());
     const int n = static_cast<int>(length);
-    Plans p{fftw_plan_dft_r2c_1d(n, real.data(), c, FFTW_ESTIMATE),
-            fftw_plan_dft_c2r_1d(n, c, real.data(), FFTW_ESTIMATE | FFTW_DESTROY_INPUT)};
-    if (!p.forward || !p.backward) throw std::runtime_error("FFTW could not plan a transform of size " + std::to_string(length));
-    return cache->emplace(length, p).first->second;
+    const fftw_plan plan = direction == Direction::kForward
+                               ? fftw_plan_dft_r2c_1d(n, real.data(), c, FFTW_ESTIMATE)
+                               : fftw_plan_dft_c2r_1d(n, c, real.data(), FFTW_ESTIMATE | FFTW_DESTROY_INPUT);
+    if (!plan) throw std::runtime_error("FFTW could not plan a transform of size " + std::to_string(length));
+    return cache->emplace(key, plan).first->second;
 }
 
-const Plans& plans_for(std::int64_t length) {
+fftw_plan plan_for(std::int64_t length, Direction direction) {
     // Each thread remembers the plans it has used, so the lock is taken once
-    // per thread and size, not once per transform.
-    thread_local std::map<std::int64_t, const Plans*> known;
-    const auto seen = known.find(length);
-    if (seen != known.end()) return *seen->second;
-    const Plans& plans = shared_plans_for(length);
-    known.emplace(length, &plans);
-    return plans;
+    // per thread, length and direction, not once per transform.
+    thread_local std::map<std::pair<std::int64_t, Direction>, fftw_plan> known;
+    const auto key = std::make_pair(length, direction);
+    const auto seen = known.find(key);
+    if (seen != known.end()) return seen->second;
+    const fftw_plan plan = shared_plan_for(length, direction);
+    known.emplace(key, plan);
+    return plan;
 }
 
 // Scratch arrays of the calling thread, grown as needed and reused.
@@ -113,7 +116,6 @@ Spectrum::Spectrum(const double* masses, std::int64_t intervals)
     : intervals_(intervals), coeff_(new double[static_cast<std::size_t>(intervals + 1)]) {
     if (intervals < 2) throw std::logic_error("smoothing needs at least two grid intervals");
     const std::int64_t g = intervals, length = 2 * g;
-    const Plans& plans = plans_for(length);
     Scratch& s = scratch();
     s.reserve(length);
     // S_k = Σ_j m_j·e^{−iπjk/G} over the mirrored masses (2m_0, m_1, …, 2m_G,
@@ -130,7 +132,7 @@ Spectrum::Spectrum(const double* masses, std::int64_t intervals)
             spec[2 * j] = masses[j];
             spec[2 * j + 1] = 0.0;
         }
-        fftw_execute_dft_c2r(plans.backward, reinterpret_cast<fftw_complex*>(spec), real);
+        fftw_execute_dft_c2r(plan_for(length, Direction::kInverse), reinterpret_cast<fftw_complex*>(spec), real);
         const double ends[2] = {masses[0] + masses[g], masses[0] - masses[g]};  // m_0 + m_G(−1)^k
         for (std::int64_t k = 0; k <= g; ++k) coeff_[k] = real[k] + ends[k & 1];
         return;
@@ -138,7 +140,7 @@ Spectrum::Spectrum(const double* masses, std::int64_t intervals)
     real[0] = 2.0 * masses[0];
     real[g] = 2.0 * masses[g];
     for (std::int64_t j = 1; j < g; ++j) real[j] = real[length - j] = masses[j];
-    fftw_execute_dft_r2c(plans.forward, real, reinterpret_cast<fftw_complex*>(spec));
+    fftw_execute_dft_r2c(plan_for(length, Direction::kForward), real, reinterpret_cast<fftw_complex*>(spec));
     for (std::int64_t k = 0; k <= g; ++k) coeff_[k] = spec[2 * k];
 }
 
@@ -150,7 +152,7 @@ void Spectrum::evaluate(double sigma, double* values, double* antiderivative, st
     // and odd about M), so the coarse nodes are exact samples either way.
     const std::int64_t g = out_intervals > 0 ? out_intervals : intervals_, length = 2 * g;
     const std::int64_t known = std::min(g, intervals_);
-    const Plans& plans = plans_for(length);
+    const fftw_plan inverse = plan_for(length, Direction::kInverse);
     Scratch& s = scratch();
     s.reserve(length);
     double* c = s.complex.data();  // interleaved (re, im), k = 0..G
@@ -212,7 +214,7 @@ void Spectrum::evaluate(double sigma, double* values, double* antiderivative, st
     c[1] = 0.0;
     c[2 * g + 1] = 0.0;
     double* out = s.real.data();
-    fftw_execute_dft_c2r(plans.backward, reinterpret_cast<fftw_complex*>(c), out);
+    fftw_execute_dft_c2r(inverse, reinterpret_cast<fftw_complex*>(c), out);
     // out_j = 2 r(t_j) + O_j with O odd: r_j = (out_j + out_{2G−j})/4, O_j = (out_j − out_{2G−j})/2.
     values[0] = 0.5 * out[0];
     values[g] = 0.5 * out[g];
