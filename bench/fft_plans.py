@@ -5,7 +5,7 @@ either way (cpp/core/smoothing.cpp); it takes the inverse transform at
 lengths 3·2^k and the forward one at powers of two, as this table says.
 A second table times the inverse transform that reads smECEσ off a grid of
 M intervals (length 2M) per node, for every 5-smooth M over two octaves:
-fast_intervals picks M among 2^k·{1, 9/8, 5/4, 3/2}: about as cheap per node
+read_intervals picks M among 2^k·{1, 9/8, 5/4, 3/2}: about as cheap per node
 as powers of two, where the other 5-smooth sizes cost up to twice as much.
 pyfftw drives the same FFTW library the core links when it uses the
 pyfftw wheel's (FFTW_ESTIMATE, as the core plans).
@@ -75,7 +75,7 @@ def main() -> None:
     ]
     lines += [f"| {n} | {a:.2f} µs | {b:.2f} µs | {b / a:.2f} |" for n, a, b in rows]
     lines += ["", "## Read-off grids: c2r of length 2M, per node", "",
-              f"Best of 15 rounds of {BATCH} transforms in one plan. ✓: a grid fast_intervals uses "
+              f"Best of 15 rounds of {BATCH} transforms in one plan. ✓: a grid read_intervals uses "
               "(2^k·{1, 9/8, 5/4, 3/2}).", "",
               "| M | c2r | per node | used |", "|---|---|---|---|"]
     for m in READ_GRIDS:

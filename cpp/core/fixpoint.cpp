@@ -61,7 +61,7 @@ double ResidualLevels::integral(double sigma) {
     // r and F are read off exactly at kReadNodesPerSigma (the spectrum is
     // below e^-300 at that grid's Nyquist frequency), where only the roots
     // of r are interpolated: a root misplaced by δ costs |r'|δ², ~1e-10.
-    const std::int64_t read = fast_intervals(kReadNodesPerSigma / sigma, g);
+    const std::int64_t read = read_intervals(kReadNodesPerSigma / sigma, g);
     values_.resize(static_cast<std::size_t>(read + 1));
     antiderivative_.resize(static_cast<std::size_t>(read + 1));
     spectrum.evaluate(sigma, values_.data(), antiderivative_.data(), read);

@@ -46,6 +46,18 @@ std::uint64_t stream_of(ResampleKind kind, std::int64_t replicate) {
     return (static_cast<std::uint64_t>(kind) << 62) | static_cast<std::uint64_t>(replicate);
 }
 
+// The smallest grid size 2^k or 3·2^k (cheap for FFTW) at least v, within
+// [lo, hi] (hi a power of two).
+std::int64_t grid_at_least(double v, std::int64_t lo, std::int64_t hi) {
+    std::int64_t g = 16;
+    while (g < hi && (static_cast<double>(g) < v || g < lo)) {
+        const std::int64_t three = g / 2 * 3;  // 3·2^(k−1) lies between 2^k and 2^(k+1)
+        if (three >= lo && static_cast<double>(three) >= v) return three;
+        g *= 2;
+    }
+    return std::min(g, hi);
+}
+
 // --- Draws -------------------------------------------------------------------------
 
 // Σ wᵢEᵢ over a group (Eᵢ ~ Exp(1)) as a multiple of Σw: Gamma with mean Σw
@@ -305,7 +317,7 @@ FixedCurves fixed_curves(const Base& base, double sigma, std::int64_t out_interv
 // kEvalNodesPerSigma nodes per σ.
 double replicate_smece(const Spectrum& spectrum, double sigma, double total, std::vector<double>& r,
                        std::vector<double>& F) {
-    const std::int64_t g = fast_intervals(kEvalNodesPerSigma / sigma, kMaxIntervals);
+    const std::int64_t g = read_intervals(kEvalNodesPerSigma / sigma, kMaxIntervals);
     r.resize(static_cast<std::size_t>(g + 1));
     F.resize(static_cast<std::size_t>(g + 1));
     spectrum.evaluate(sigma, r.data(), F.data(), g);
@@ -600,7 +612,7 @@ Replicates resample(const Summary& full, const ResampleRequest& req) {
     const double floor = 0.3 / std::cbrt(std::max(1.0, static_cast<double>(full.positive_rows))) / scale;
     plan.hint = std::max(req.hint > 0.0 ? req.hint : floor, limit);
     // The work grid resolves σ* near the hint and the band σ of the curves.
-    auto work_grid = [&] { return fast_intervals(kWorkNodesPerSigma / std::min(plan.hint, req.band_sigma), full.intervals); };
+    auto work_grid = [&] { return grid_at_least(kWorkNodesPerSigma / std::min(plan.hint, req.band_sigma), 16, full.intervals); };
     const Groups pilot_groups(full.cells, plan.hint, req.kind, req.weights, full.weight_exp, 1);
     const Base pilot_base(full, full.intervals, req.kind, pilot_groups);
     // The pilot's σ* is solved on the summary's own grid; its bootstrap curves

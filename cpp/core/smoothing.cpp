@@ -228,7 +228,7 @@ void Spectrum::evaluate(double sigma, double* values, double* antiderivative, st
     for (std::int64_t j = 1; j < g; ++j) antiderivative[j] = per_node * index[j] + 0.25 * (out[j] - out[length - j]);
 }
 
-std::int64_t fast_intervals(double at_least, std::int64_t most) {
+std::int64_t read_intervals(double at_least, std::int64_t most) {
     for (std::int64_t power = 16; power <= most; power *= 2) {
         for (const std::int64_t m : {power, power / 8 * 9, power / 4 * 5, power / 2 * 3})
             if (static_cast<double>(m) >= at_least) return std::min(m, most);

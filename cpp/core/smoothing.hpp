@@ -58,13 +58,12 @@ private:
 };
 
 // The fewest intervals M ≥ at_least (at least 16, at most `most`) among the
-// grids whose transforms (length 2M) FFTW runs fastest per node: M = 2^k,
-// 9·2^k/8, 5·2^k/4 or 3·2^k/2, about as cheap per node as powers of two
-// (other 5-smooth sizes cost up to twice as much: bench/fft_plans.md). For
-// the grids smECEσ is read off (Spectrum::evaluate reads exact samples at
-// any M, so a σ wanting 267 nodes reads 288, not 512) and the work grids
-// resampling's masses live on.
-std::int64_t fast_intervals(double at_least, std::int64_t most);
+// read-off grids whose transform (length 2M) FFTW runs fastest per node:
+// M = 2^k, 9·2^k/8, 5·2^k/4 or 3·2^k/2, about as cheap per node as powers of
+// two (other 5-smooth sizes cost up to twice as much: bench/fft_plans.md).
+// Spectrum::evaluate reads exact samples at any M, so a σ wanting 267 nodes
+// reads 288, not 512.
+std::int64_t read_intervals(double at_least, std::int64_t most);
 
 // Masses in groups (runs of grid nodes), each group's masses smoothed at one
 // σ and read off the nodes of an output grid, where they are not negligible.
