@@ -464,9 +464,9 @@ void write_curve(const Plan& plan, const std::vector<double>& weight, const std:
 }
 
 // One replicate from its stream; its curves into mu[0], mu[count], mu[2·count], … when asked
-// (or, for group curves given `run`, its draws into lane `lane` of the run).
-Outcome run_replicate(const Plan& plan, const Stage& stage, std::int64_t b, double* mu, bool want_slope = false,
-                      RunDraws* run = nullptr, std::size_t lane = 0) {
+// (group curves: its draws into lane `lane` of `run`, for run_curves).
+Outcome run_replicate(const Plan& plan, const Stage& stage, std::int64_t b, double* mu, bool want_slope,
+                      RunDraws* run, std::size_t lane) {
     const ResampleRequest& req = plan.request;
     const Summary& full = *plan.full;
     const bool bootstrap = req.kind == ResampleKind::Bootstrap, curves = mu != nullptr;
@@ -526,15 +526,12 @@ Outcome run_replicate(const Plan& plan, const Stage& stage, std::int64_t b, doub
         // or the fixed curves plus the change of label mass, the residual
         // smoothed (consistency).
         thread_local std::vector<double> weight, label, weight_masses, label_masses;
-        if (bootstrap && stage.group_curves && run) {
+        if (bootstrap && stage.group_curves) {
+            if (!run) throw std::logic_error("group curves are summed by runs");
             run->keep(d, lane);
             return out;
         }
-        if (bootstrap && stage.group_curves) {
-            stage.curves.sum(1, d.s1, label);
-            stage.curves.sum(0, d.s0, weight);
-            for (std::size_t j = 0; j < weight.size(); ++j) weight[j] += label[j];
-        } else if (bootstrap) {
+        if (bootstrap) {
             const Base& c = stage.curve_base;
             replicate_weights(c, d, weight_masses, label_masses);
             label.resize(static_cast<std::size_t>(plan.band_out + 1));
@@ -568,6 +565,21 @@ void run_curves(const Plan& plan, const Stage& stage, const RunDraws& run, std::
         }
         write_curve(plan, weight, label, mu + l);
     }
+}
+
+// Replicates [begin, end), at most kLanes of them, each handed to record as
+// it is solved, their curves into mu + (b − begin) when mu is given; group
+// curves (bootstrap) summed for all of them at the end.
+template <class Record>
+void run_replicates(const Plan& plan, const Stage& stage, std::int64_t begin, std::int64_t end, double* mu,
+                    bool want_slope, RunDraws& draws, Record&& record) {
+    const bool grouped = mu && plan.request.kind == ResampleKind::Bootstrap && stage.group_curves;
+    if (grouped) draws.reset(stage.groups.count);
+    for (std::int64_t b = begin; b < end; ++b) {
+        const auto lane = static_cast<std::size_t>(b - begin);
+        record(b, run_replicate(plan, stage, b, mu ? mu + lane : nullptr, want_slope, grouped ? &draws : nullptr, lane));
+    }
+    if (grouped) run_curves(plan, stage, draws, static_cast<std::size_t>(end - begin), mu);
 }
 
 }  // namespace
@@ -620,8 +632,12 @@ Replicates resample(const Summary& full, const ResampleRequest& req) {
     std::optional<Base> pilot_curves;
     if (curves && req.kind == ResampleKind::Bootstrap) pilot_curves.emplace(full, work_grid(), req.kind, pilot_groups);
     const Stage pilot_stage(plan, pilot_groups, pilot_base, pilot_base, pilot_curves ? *pilot_curves : pilot_base);
-    const Outcome pilot = run_replicate(plan, pilot_stage, 0, mu_of(0), true);
-    record(0, pilot);
+    Outcome pilot;
+    RunDraws draws;
+    run_replicates(plan, pilot_stage, 0, 1, mu_of(0), true, draws, [&](std::int64_t b, const Outcome& o) {
+        record(b, o);
+        pilot = o;
+    });
     plan.hint = std::max(pilot.sigma_star / scale, limit);
     plan.slope = pilot.slope;
 
@@ -638,7 +654,6 @@ Replicates resample(const Summary& full, const ResampleRequest& req) {
         // write the same line; group curves are summed for a whole run at once.
         constexpr std::int64_t kRun = 8;
         static_assert(kRun == static_cast<std::int64_t>(kLanes), "a run's curves are summed as one set of lanes");
-        const bool by_runs = curves && req.kind == ResampleKind::Bootstrap && stage.group_curves;
         const auto shift = static_cast<std::int64_t>(reinterpret_cast<std::uintptr_t>(out.mu.data()) / sizeof(double) % kRun);
         // Runs handed out one by one, not dealt in turn: on a shared machine
         // a thread that loses its core for a while leaves its runs to the
@@ -647,16 +662,11 @@ Replicates resample(const Summary& full, const ResampleRequest& req) {
         const std::int64_t runs = (req.count + shift + kRun - 1) / kRun;
         std::atomic<std::int64_t> next_run{0};
         parallel_for(nthreads, [&](int) {
-            RunDraws run;
+            RunDraws run_draws;
             for (std::int64_t r = next_run++; r < runs; r = next_run++) {
                 const std::int64_t first = r * kRun - shift;
                 const std::int64_t begin = std::max<std::int64_t>(first, 1), end = std::min(req.count, first + kRun);
-                if (begin >= end) continue;
-                if (by_runs) run.reset(groups.count);
-                for (std::int64_t b = begin; b < end; ++b)
-                    record(b, run_replicate(plan, stage, b, mu_of(b), false, by_runs ? &run : nullptr,
-                                            static_cast<std::size_t>(b - begin)));
-                if (by_runs) run_curves(plan, stage, run, static_cast<std::size_t>(end - begin), mu_of(begin));
+                if (begin < end) run_replicates(plan, stage, begin, end, mu_of(begin), false, run_draws, record);
             }
         });
     }

@@ -292,18 +292,6 @@ GroupSmoothing::GroupSmoothing(std::int64_t intervals, const std::vector<std::in
     }
 }
 
-void GroupSmoothing::sum(std::size_t array, const std::vector<double>& factor, std::vector<double>& out) const {
-    out.assign(static_cast<std::size_t>(nodes_), 0.0);
-    const double* v = values_[array].data();
-    for (std::size_t g = 0; g < first_.size(); ++g) {
-        const double c = factor[g];
-        const double* src = v + offset_[g];
-        double* dst = out.data() + first_[g];
-        const std::int64_t count = end_[g] - first_[g];
-        for (std::int64_t i = 0; i < count; ++i) dst[i] += c * src[i];
-    }
-}
-
 void GroupSmoothing::sum_lanes(std::size_t array, const double* factor, std::vector<double>& out) const {
     out.assign(static_cast<std::size_t>(nodes_) * kLanes, 0.0);
     const double* v = values_[array].data();

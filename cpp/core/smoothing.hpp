@@ -79,13 +79,11 @@ public:
     GroupSmoothing(std::int64_t intervals, const std::vector<std::int32_t>& group, std::int64_t groups,
                    const std::vector<const std::vector<double>*>& arrays, double sigma, std::int64_t out_intervals);
 
-    // out[m] = Σ_g factor[g]·(the array's smoothed masses of group g)(m/M), m = 0..M.
-    void sum(std::size_t array, const std::vector<double>& factor, std::vector<double>& out) const;
-    // The same for kLanes sets of factors at once, factor[g·kLanes + l] into
-    // out[m·kLanes + l]: a window's values are read once for every lane, and
-    // the lanes vectorize (short windows otherwise cost more in loop setup
-    // than in arithmetic). Lane l equals sum with factors l, bit for bit: the
-    // same products, added in the same order.
+    // out[m·kLanes + l] = Σ_g factor[g·kLanes + l]·(the array's smoothed masses
+    // of group g)(m/M), m = 0..M, for kLanes sets of factors at once (one per
+    // replicate of a run): a window's values are read once for every lane,
+    // and the lanes vectorize (one set at a time, the short windows cost more
+    // in loop setup than in arithmetic).
     static constexpr std::size_t kLanes = 8;
     void sum_lanes(std::size_t array, const double* factor, std::vector<double>& out) const;
     std::int64_t nodes() const { return nodes_; }
