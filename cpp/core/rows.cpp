@@ -402,8 +402,8 @@ std::optional<Atoms> atoms_of_range(const Inputs& in, std::int64_t first, std::i
         // short-circuit: no branch on the (random) labels.
         const double lo = in.clip_lo, hi = in.clip_hi;
         unsigned bad = 0;
-        auto check = [&bad, lo, hi](double fk, double yk) {
-            bad |= static_cast<unsigned>(!(fk >= lo)) | static_cast<unsigned>(!(fk <= hi)) |
+        auto bad_row = [lo, hi](double fk, double yk) {
+            return static_cast<unsigned>(!(fk >= lo)) | static_cast<unsigned>(!(fk <= hi)) |
                    static_cast<unsigned>(!((yk == 0.0) | (yk == 1.0)));
         };
         if (plain) {
@@ -431,7 +431,7 @@ std::optional<Atoms> atoms_of_range(const Inputs& in, std::int64_t first, std::i
                     off[0] += std::fabs(y[k] * (y[k] - 1.0));
                     ones_of[0] += y[k];
                 }
-                check(f[0], 0.0);  // the prediction (its labels just below)
+                bad |= bad_row(f[0], 0.0);  // the prediction (its labels just below)
                 if (!((off[0] + off[1]) + (off[2] + off[3]) == 0.0)) bad = 1;
                 if (bad) report_first_bad_row(in);
                 const double f0 = std::min(std::max(f[0], 0.0), 1.0) + 0.0;
@@ -449,14 +449,13 @@ std::optional<Atoms> atoms_of_range(const Inputs& in, std::int64_t first, std::i
             // (a hash and one compare, taken nearly always): a discrete
             // forecast changes prediction on almost every row, and the table's
             // probe, reached through the slot, cost ~5 ns a row.
-            // Locals throughout: the counts' stores could alias anything the
-            // lambdas capture by reference, which then lived on the stack.
-            unsigned bad_rows = 0;
+            // The slots through a local pointer, refreshed when one is added,
+            // and the checks in a local of the loop (both stay in registers).
             Slot* slot_at = slots.data();
+            unsigned bad_here = 0;
             for (std::int64_t k = 0; k < count; ++k) {
                 const double fr = f[k], yr = y[k];
-                bad_rows |= static_cast<unsigned>(!(fr >= lo)) | static_cast<unsigned>(!(fr <= hi)) |
-                            static_cast<unsigned>(!((yr == 0.0) | (yr == 1.0)));
+                bad_here |= bad_row(fr, yr);
                 const double fk = std::min(std::max(fr, 0.0), 1.0) + 0.0;  // −0 → +0
                 const std::uint64_t key = bits_of(fk);
                 const std::size_t c = fibonacci_slot(key, kRecentBits);
@@ -474,10 +473,10 @@ std::optional<Atoms> atoms_of_range(const Inputs& in, std::int64_t first, std::i
                 slot_at[at].positives += yr == 1.0 ? 1 : 0;
                 ++slot_at[at].rows;
             }
-            if (bad_rows) report_first_bad_row(in);
+            if (bad_here) report_first_bad_row(in);
             return;
         }
-        for (std::int64_t k = 0; k < count; ++k) check(f[k], y[k]);
+        for (std::int64_t k = 0; k < count; ++k) bad |= bad_row(f[k], y[k]);
         if (w)
             for (std::int64_t k = 0; k < count; ++k)
                 bad |= static_cast<unsigned>(!(w[k] >= 0.0)) |
