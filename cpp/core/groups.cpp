@@ -101,15 +101,18 @@ Factorized factorize_dense(const char* data, std::int64_t size, std::int64_t str
     const std::uint64_t hi = *std::max_element(share_hi.begin(), share_hi.end());
     if (size == 0 || hi - lo >= limit) return {};
     if (may_be_codes && lo == 0 && hi < limit) {
-        auto present = [&](std::uint64_t word) {
-            for (std::size_t s = 0; s < share_lo.size(); ++s) {
-                if (word < kByteKeys ? share_small[s][word] != 0 : ((share_large[s][word / 64] >> (word % 64)) & 1) != 0)
-                    return true;
-            }
-            return false;
-        };
-        bool every = true;  // every word 0..hi present
-        for (std::uint64_t word = 0; every && word <= hi; ++word) every = present(word);
+        bool every = true;  // every word 0..hi present: a byte at a time below kByteKeys, 64 at a time above
+        for (std::uint64_t word = 0; every && word <= hi && word < kByteKeys; ++word) {
+            bool seen = false;
+            for (const auto& bytes : share_small) seen = seen || bytes[static_cast<std::size_t>(word)] != 0;
+            every = seen;
+        }
+        for (std::uint64_t word = kByteKeys; every && word <= hi; word += 64) {
+            std::uint64_t seen = 0;
+            for (const auto& bits : share_large) seen |= bits[static_cast<std::size_t>(word / 64)];
+            const std::uint64_t wanted = hi - word >= 63 ? ~std::uint64_t{0} : (std::uint64_t{1} << (hi - word + 1)) - 1;
+            every = (seen & wanted) == wanted;
+        }
         if (every) {
             Factorized out;
             out.identity = static_cast<std::int64_t>(hi) + 1;
