@@ -204,10 +204,10 @@ bool bin_typed(const Inputs& in, const PassSpec& spec, std::int64_t begin, std::
     // loop that the compiler vectorizes (two for the logit metric, whose
     // logarithms do not vectorize). NaN fails every comparison, so it counts
     // as bad too. Returns nonzero if a row breaks the contract.
-    auto check_and_place = [&](std::int64_t first, std::int64_t count, const double* f, const auto* y) {
+    auto check_and_place = [&](std::int64_t first, std::int64_t count, const auto* f, const auto* y) {
         std::uint64_t bad = 0;
         for (std::int64_t k = first; k < count; ++k) {
-            const double fk = f[k], yk = static_cast<double>(y[k]);
+            const double fk = static_cast<double>(f[k]), yk = static_cast<double>(y[k]);
             bad |= static_cast<std::uint64_t>(!(fk >= lo)) | static_cast<std::uint64_t>(!(fk <= hi)) |
                    static_cast<std::uint64_t>(!((yk == 0.0) | (yk == 1.0)));
             const double fck = std::min(std::max(fk, 0.0), 1.0);
@@ -227,9 +227,9 @@ bool bin_typed(const Inputs& in, const PassSpec& spec, std::int64_t begin, std::
 #if defined(__AVX2__)
     // check_and_place for the l1 metric, four rows a step with the same
     // operations (the same λ, slots and masses; the last rows of a block
-    // that are not four go through check_and_place), labels read as bytes
-    // when they are one byte each in one run (bool, uint8: nearly every
-    // caller's). What the compiler makes of the scalar loop (min and max as
+    // that are not four go through check_and_place), predictions read in
+    // place when they are float32 or float64 in one run and labels when they
+    // are one byte each in one run (bool, uint8: nearly every caller's). What the compiler makes of the scalar loop (min and max as
     // compare and blend, the flags packed to 32 bits, the labels converted in
     // a loop of their own) takes 1.5 times as long.
     const __m256d lo4 = _mm256_set1_pd(lo), hi4 = _mm256_set1_pd(hi), zero4 = _mm256_setzero_pd(),
@@ -253,7 +253,11 @@ bool bin_typed(const Inputs& in, const PassSpec& spec, std::int64_t begin, std::
             _mm256_store_pd(mass + k, kWeighted ? _mm256_mul_pd(m, r) : r);
         }
     };
-    auto check_and_place_bytes = [&](std::int64_t count, const double* f, const std::uint8_t* y) -> std::uint64_t {
+    auto load4 = [](const auto* f, std::int64_t k) {  // exact for float
+        if constexpr (std::is_same_v<std::decay_t<decltype(*f)>, float>) return _mm256_cvtps_pd(_mm_loadu_ps(f + k));
+        else return _mm256_loadu_pd(f + k);
+    };
+    auto check_and_place_bytes = [&](std::int64_t count, const auto* f, const std::uint8_t* y) -> std::uint64_t {
         std::uint8_t labels = 0;  // every label's bits: 0 or 1 when all are
         for (std::int64_t k = 0; k < count; ++k) labels |= y[k];
         __m256d bad4 = _mm256_setzero_pd();
@@ -262,11 +266,11 @@ bool bin_typed(const Inputs& in, const PassSpec& spec, std::int64_t begin, std::
             std::int32_t four;
             std::memcpy(&four, y + k, sizeof four);
             const __m128i yi = _mm_cvtepu8_epi32(_mm_cvtsi32_si128(four));
-            place4(k, _mm256_loadu_pd(f + k), _mm256_cvtepi32_pd(yi), yi, bad4);
+            place4(k, load4(f, k), _mm256_cvtepi32_pd(yi), yi, bad4);
         }
         return static_cast<std::uint64_t>(_mm256_movemask_pd(bad4)) | (labels >> 1) | check_and_place(k, count, f, y);
     };
-    auto check_and_place_doubles = [&](std::int64_t count, const double* f, const double* y) -> std::uint64_t {
+    auto check_and_place_doubles = [&](std::int64_t count, const auto* f, const double* y) -> std::uint64_t {
         const __m256d all_ones = _mm256_castsi256_pd(_mm256_set1_epi64x(-1));
         __m256d bad4 = _mm256_setzero_pd();
         std::int64_t k = 0;
@@ -274,16 +278,21 @@ bool bin_typed(const Inputs& in, const PassSpec& spec, std::int64_t begin, std::
             const __m256d yk = _mm256_loadu_pd(y + k);
             const __m256d binary = _mm256_or_pd(_mm256_cmp_pd(yk, zero4, _CMP_EQ_OQ), _mm256_cmp_pd(yk, one4, _CMP_EQ_OQ));
             bad4 = _mm256_or_pd(bad4, _mm256_xor_pd(binary, all_ones));
-            place4(k, _mm256_loadu_pd(f + k), yk, _mm256_cvttpd_epi32(_mm256_max_pd(yk, zero4)), bad4);
+            place4(k, load4(f, k), yk, _mm256_cvttpd_epi32(_mm256_max_pd(yk, zero4)), bad4);
         }
         return static_cast<std::uint64_t>(_mm256_movemask_pd(bad4)) | check_and_place(k, count, f, y);
     };
     const bool y_bytes = (in.y.dtype == DType::Bool || in.y.dtype == DType::UInt8) && in.y.stride == 1;
+    const bool f_floats = in.f.dtype == DType::Float32 && in.f.stride == static_cast<std::int64_t>(sizeof(float));
+    auto check_and_place_fast = [&](std::int64_t b, std::int64_t count, const auto* f) -> std::uint64_t {
+        if (y_bytes) return check_and_place_bytes(count, f, reinterpret_cast<const std::uint8_t*>(in.y.data) + b);
+        load_y(in.y, b, count, y_buffer);
+        return check_and_place_doubles(count, f, y_buffer);
+    };
 #endif
     for (std::int64_t b = begin; b < end; b += kBlock) {
         const std::int64_t count = std::min(kBlock, end - b);
         if (b + 2 * kBlock <= end) prefetch_block(in, b + kBlock);
-        const double* f = block_of(in.f, load_f, b, count, f_buffer);
         const double* w = kWeighted ? block_of(in.w, load_w, b, count, w_buffer) : nullptr;
         std::uint64_t bad = 0;
         if constexpr (kWeighted) {
@@ -296,17 +305,13 @@ bool bin_typed(const Inputs& in, const PassSpec& spec, std::int64_t begin, std::
         }
 #if defined(__AVX2__)
         if constexpr (!kLogit) {
-            if (y_bytes) {
-                bad |= check_and_place_bytes(count, f, reinterpret_cast<const std::uint8_t*>(in.y.data) + b);
-            } else {
-                load_y(in.y, b, count, y_buffer);
-                bad |= check_and_place_doubles(count, f, y_buffer);
-            }
+            if (f_floats) bad |= check_and_place_fast(b, count, reinterpret_cast<const float*>(in.f.data) + b);
+            else bad |= check_and_place_fast(b, count, block_of(in.f, load_f, b, count, f_buffer));
         } else
 #endif
         {
             load_y(in.y, b, count, y_buffer);
-            bad |= check_and_place(0, count, f, y_buffer);
+            bad |= check_and_place(0, count, block_of(in.f, load_f, b, count, f_buffer), y_buffer);
         }
         if (bad) return false;
         if constexpr (kWeighted) {

@@ -138,9 +138,10 @@ int main() {
     }
 #if defined(SMOOTHECE_HAVE_AVX2_KERNEL)
     // The AVX2 kernel (four rows a step, hand-written) bins exactly as the
-    // baseline one: every kind of cell, both metrics, weighted or not, labels
-    // as bytes, doubles or a strided view, row counts that are not multiples
-    // of four, predictions at 0 and 1 and clamped, and bad rows refused alike.
+    // baseline one: every kind of cell, both metrics, weighted or not,
+    // predictions as float64 or float32, labels as bytes, doubles or a
+    // strided view, row counts that are not multiples of four, predictions
+    // at 0 and 1 and clamped, and bad rows refused alike.
     if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
         bool all = true;
         int cases = 0;
@@ -148,6 +149,7 @@ int main() {
         std::uniform_real_distribution<double> u;
         for (std::int64_t n : {1, 3, 4, 5, 511, 512, 513, 1031, 5000}) {
             std::vector<double> f(static_cast<std::size_t>(n)), y_double(f.size()), w(f.size());
+            std::vector<float> f_single(f.size());
             std::vector<std::uint8_t> y(f.size()), y_wide(2 * f.size());
             for (std::size_t i = 0; i < f.size(); ++i) {
                 f[i] = i % 11 == 0 ? 0.0 : i % 13 == 0 ? 1.0 : u(rng) * 1.2 - 0.1;  // some outside [0, 1]: clipped
@@ -155,25 +157,28 @@ int main() {
                 y_double[i] = y[i];
                 y_wide[2 * i] = y[i];
                 w[i] = i % 5 == 0 ? 0.0 : std::exp(u(rng) * 4.0 - 2.0);
+                f_single[i] = static_cast<float>(f[i]);
             }
-            for (int labels = 0; labels < 3; ++labels) {
+            for (int labels = 0; labels < 6; ++labels) {  // 3 to 5: the same with float32 predictions
                 for (bool weighted : {false, true}) {
                     for (bool logit : {false, true}) {
                         for (bool bad : {false, true}) {
                             Inputs in;
                             in.f = {reinterpret_cast<const char*>(f.data()), n, sizeof(double), DType::Float64, "f"};
-                            if (labels == 0) in.y = {reinterpret_cast<const char*>(y.data()), n, 1, DType::Bool, "y"};
-                            if (labels == 1) in.y = {reinterpret_cast<const char*>(y_double.data()), n, sizeof(double), DType::Float64, "y"};
-                            if (labels == 2) in.y = {reinterpret_cast<const char*>(y_wide.data()), n, 2, DType::UInt8, "y"};
+                            if (labels >= 3) in.f = {reinterpret_cast<const char*>(f_single.data()), n, sizeof(float), DType::Float32, "f"};
+                            if (labels % 3 == 0) in.y = {reinterpret_cast<const char*>(y.data()), n, 1, DType::Bool, "y"};
+                            if (labels % 3 == 1) in.y = {reinterpret_cast<const char*>(y_double.data()), n, sizeof(double), DType::Float64, "y"};
+                            if (labels % 3 == 2) in.y = {reinterpret_cast<const char*>(y_wide.data()), n, 2, DType::UInt8, "y"};
                             if (weighted) in.w = {reinterpret_cast<const char*>(w.data()), n, sizeof(double), DType::Float64, "w"};
                             in.clip_lo = -0.1;
                             in.clip_hi = 1.1;
                             const std::size_t at = static_cast<std::size_t>(n / 2);
                             const double saved_f = f[at];
+                            const float saved_single = f_single[at];
                             const std::uint8_t saved_y = y[at];
                             if (bad) {  // a NaN prediction, or a label 2 in the byte labels
-                                if (labels == 0) y[at] = 2;
-                                else f[at] = std::nan("");
+                                if (labels % 3 == 0) y[at] = 2;
+                                else f[at] = f_single[at] = std::nanf("");
                             }
                             PassSpec spec{logit ? Mapping::logit() : Mapping::l1(), 1024, 0};
                             const bool agree = kernels_agree<ResidualCell>(in, spec) && kernels_agree<FullCell>(in, spec) &&
@@ -184,6 +189,7 @@ int main() {
                                             static_cast<long long>(n), labels, weighted, logit, bad);
                             all &= agree;
                             f[at] = saved_f;
+                            f_single[at] = saved_single;
                             y[at] = saved_y;
                             ++cases;
                         }
