@@ -429,4 +429,17 @@ void add_interior_nodes(const ResidualCell* cells, std::int64_t g, double* node)
     node[g - 1] += after(g - 3);
 }
 
+std::uint64_t check_block(const double* f, const double* y, std::int64_t count, double lo, double hi, double* f_out,
+                          double* y_out) {
+    std::uint64_t bad = 0;  // 64 bits, as wide as the comparisons: no packing
+    for (std::int64_t k = 0; k < count; ++k) {
+        const double fk = f[k], yk = y[k];
+        bad |= static_cast<std::uint64_t>(!(fk >= lo)) | static_cast<std::uint64_t>(!(fk <= hi)) |
+               static_cast<std::uint64_t>(!((yk == 0.0) | (yk == 1.0)));
+        f_out[k] = std::min(std::max(fk, 0.0), 1.0) + 0.0;  // −0 → +0
+        y_out[k] = yk;
+    }
+    return bad;
+}
+
 }  // namespace smoothece::SMOOTHECE_KERNEL_NS

@@ -66,6 +66,11 @@ struct PassSpec {
 
 // add_interior_nodes: the cubic weights of cells 1 … G−3 (which reach nodes
 // without reflection) added to nodes 0 … G−1 (rows.cpp spreads the rest).
+// check_block: the few-atoms pass's checks (rows.cpp) of a block of rows,
+// with predictions in [lo, hi] and labels 0 or 1: copies each prediction
+// clamped into [0, 1] (−0 as +0) to f_out and each label to y_out, and
+// returns nonzero if a row breaks the contract. A loop that vectorizes with
+// AVX2 (GCC does not vectorize it for SSE2).
 #define SMOOTHECE_DECLARE_BIN_KERNEL(ns)                                                                   \
     namespace ns {                                                                                     \
     bool bin_range(const Inputs& in, const PassSpec& spec, std::int64_t begin, std::int64_t end,       \
@@ -77,6 +82,8 @@ struct PassSpec {
     bool bin_range(const Inputs& in, const PassSpec& spec, std::int64_t begin, std::int64_t end,       \
                    ResidualNode* nodes, PassTotals& totals);                                           \
     void add_interior_nodes(const ResidualCell* cells, std::int64_t intervals, double* nodes);         \
+    std::uint64_t check_block(const double* f, const double* y, std::int64_t count, double lo, double hi, \
+                              double* f_out, double* y_out);                                           \
     }
 
 SMOOTHECE_DECLARE_BIN_KERNEL(baseline)

@@ -102,6 +102,14 @@ bool bin_range(const Inputs& in, const PassSpec& spec, std::int64_t begin, std::
     return baseline::bin_range(in, spec, begin, end, cells, totals);
 }
 
+std::uint64_t check_block(const double* f, const double* y, std::int64_t count, double lo, double hi, double* f_out,
+                          double* y_out) {
+#if defined(SMOOTHECE_HAVE_AVX2_KERNEL)
+    if (avx2_kernel()) return avx2::check_block(f, y, count, lo, hi, f_out, y_out);
+#endif
+    return baseline::check_block(f, y, count, lo, hi, f_out, y_out);
+}
+
 void add_interior_nodes(const ResidualCell* cells, std::int64_t intervals, double* nodes) {
 #if defined(SMOOTHECE_HAVE_AVX2_KERNEL)
     if (avx2_kernel()) return avx2::add_interior_nodes(cells, intervals, nodes);
@@ -394,6 +402,7 @@ std::optional<Atoms> atoms_of_range(const Inputs& in, std::int64_t first, std::i
     std::int32_t recent_slot[std::size_t{1} << kRecentBits];
     std::fill(std::begin(recent_slot), std::end(recent_slot), -1);
     std::vector<double> positions, weights;
+    std::vector<double> clamped, labels;
     bool overflow = false;
     for_each_block(in, first, last, [&](std::int64_t, std::int64_t count, const double* f, const double* y, const double* w) {
         if (overflow) return;
@@ -445,18 +454,21 @@ std::optional<Atoms> atoms_of_range(const Inputs& in, std::int64_t first, std::i
                 slot.positives += static_cast<std::int64_t>((ones_of[0] + ones_of[1]) + (ones_of[2] + ones_of[3]));
                 return;
             }
+            // Checked and clamped first, in a loop that vectorizes (checked
+            // in the row loop, the flag was kept on the stack: one
+            // store-to-load chain through every row). Rows are used as
+            // checked: from the copies, not from f and y again.
+            clamped.resize(static_cast<std::size_t>(count));
+            labels.resize(static_cast<std::size_t>(count));
+            if (check_block(f, y, count, lo, hi, clamped.data(), labels.data())) report_first_bad_row(in);
             // A row's slot through a direct-mapped cache of recent predictions
             // (a hash and one compare, taken nearly always): a discrete
             // forecast changes prediction on almost every row, and the table's
-            // probe, reached through the slot, cost ~5 ns a row.
-            // The slots through a local pointer, refreshed when one is added,
-            // and the checks in a local of the loop (both stay in registers).
+            // probe, reached through the slot, cost ~5 ns a row. The slots
+            // through a local pointer, refreshed when one is added.
             Slot* slot_at = slots.data();
-            unsigned bad_here = 0;
             for (std::int64_t k = 0; k < count; ++k) {
-                const double fr = f[k], yr = y[k];
-                bad_here |= bad_row(fr, yr);
-                const double fk = std::min(std::max(fr, 0.0), 1.0) + 0.0;  // −0 → +0
+                const double fk = clamped[static_cast<std::size_t>(k)];
                 const std::uint64_t key = bits_of(fk);
                 const std::size_t c = fibonacci_slot(key, kRecentBits);
                 std::int32_t at = recent_slot[c];
@@ -470,10 +482,9 @@ std::optional<Atoms> atoms_of_range(const Inputs& in, std::int64_t first, std::i
                     recent_slot[c] = at;
                     slot_at = slots.data();  // a new slot may have moved them
                 }
-                slot_at[at].positives += yr == 1.0 ? 1 : 0;
+                slot_at[at].positives += labels[static_cast<std::size_t>(k)] == 1.0 ? 1 : 0;
                 ++slot_at[at].rows;
             }
-            if (bad_here) report_first_bad_row(in);
             return;
         }
         for (std::int64_t k = 0; k < count; ++k) bad |= bad_row(f[k], y[k]);

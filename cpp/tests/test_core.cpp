@@ -152,7 +152,7 @@ int main() {
             std::vector<float> f_single(f.size());
             std::vector<std::uint8_t> y(f.size()), y_wide(2 * f.size());
             for (std::size_t i = 0; i < f.size(); ++i) {
-                f[i] = i % 11 == 0 ? 0.0 : i % 13 == 0 ? 1.0 : u(rng) * 1.2 - 0.1;  // some outside [0, 1]: clipped
+                f[i] = i % 11 == 0 ? 0.0 : i % 13 == 0 ? 1.0 : i % 17 == 0 ? -0.0 : u(rng) * 1.2 - 0.1;  // some clipped
                 y[i] = u(rng) < 0.4 ? 1 : 0;
                 y_double[i] = y[i];
                 y_wide[2 * i] = y[i];
@@ -181,9 +181,17 @@ int main() {
                                 else f[at] = f_single[at] = std::nanf("");
                             }
                             PassSpec spec{logit ? Mapping::logit() : Mapping::l1(), 1024, 0};
-                            const bool agree = kernels_agree<ResidualCell>(in, spec) && kernels_agree<FullCell>(in, spec) &&
+                            bool agree = kernels_agree<ResidualCell>(in, spec) && kernels_agree<FullCell>(in, spec) &&
                                                kernels_agree<ResidualNode>(in, spec) &&
                                                (logit || kernels_agree<LinearCell>(in, spec));
+                            if (labels == 1 && !weighted && !logit) {  // the few-atoms pass's checks
+                                std::vector<double> fa(f.size()), ya(f.size()), fb(f.size()), yb(f.size());
+                                const std::uint64_t bad_a = baseline::check_block(f.data(), y_double.data(), n, -0.1, 1.1, fa.data(), ya.data());
+                                const std::uint64_t bad_b = avx2::check_block(f.data(), y_double.data(), n, -0.1, 1.1, fb.data(), yb.data());
+                                agree &= (bad_a != 0) == bad && (bad_b != 0) == bad;
+                                if (!bad) agree &= std::memcmp(fa.data(), fb.data(), fa.size() * sizeof(double)) == 0 && ya == yb &&
+                                                   std::none_of(fa.begin(), fa.end(), [](double x) { return std::signbit(x); });
+                            }
                             if (!agree)
                                 std::printf("     kernels differ: %lld rows, labels %d, weighted %d, logit %d, bad row %d\n",
                                             static_cast<long long>(n), labels, weighted, logit, bad);
