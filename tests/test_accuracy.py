@@ -123,3 +123,20 @@ def test_second_pass_on_a_finer_grid_when_fixpoint_is_below_the_first():
     assert abs(ours - exact_smece(f, y, w)) <= 1e-6
 
 
+
+
+def test_large_residual_pass_on_the_coarser_first_grid():
+    # From 5e6 rows a residual summary resolves 0.8 of calibrated data's
+    # noise floor (2^14 intervals at 7e6 rows, where the diagram's full
+    # summary keeps 2^15): calibrated data still needs one pass, and σ* agrees
+    # with the one read off the finer grid far inside the accuracy contract.
+    rng = np.random.default_rng(5)
+    n = 7_000_000
+    f = rng.beta(2, 2, n)
+    y = rng.random(n) < f
+    passes = _core.passes_over_rows()
+    ours = smoothece.smece(f, y)
+    assert _core.passes_over_rows() - passes == 1
+    assert 16 / 2**14 < ours < 0.3 * n ** (-1 / 3) * 1.3  # resolved by the first grid, at the noise floor
+    finer = smoothece.reliability_diagram(f, y, n_boot=0).smece  # a full summary: 2^15 intervals
+    assert abs(ours - finer) <= 1e-8

@@ -128,7 +128,7 @@ Analysis Analysis::of_rows(const Inputs& in, Metric metric, Content content, std
     const Mapping mapping = metric == Metric::Logit ? Mapping::logit(std::max(kLogitPad, 10.0 * sigma)) : Mapping::l1();
     const double grid_sigma = sigma / mapping.span;
     const std::int64_t intervals =
-        sigma > 0.0 && grid_sigma >= kDirectMinSigma ? intervals_for_sigma(grid_sigma) : first_intervals(in.size(), mapping);
+        sigma > 0.0 && grid_sigma >= kDirectMinSigma ? intervals_for_sigma(grid_sigma) : first_intervals(in.size(), mapping, content);
     Summary summary = summarize_rows(in, PassOptions{mapping, content, intervals, threads, false});
     const int weight_exp = summary.weight_exp;
     return Analysis(std::move(summary), rows_of_arrays(in, mapping, weight_exp));

@@ -361,7 +361,7 @@ Analysis Sketch::analysis() const {
         throw InputError("weights: the sketch's weights sum to zero; at least one must be positive", "weights");
     if (s.atoms) {
         const auto positive = static_cast<std::int64_t>(s.positive_rows());
-        Summary summary = summarize_atoms(*s.atoms, Content::Full, first_intervals(positive, mapping_));
+        Summary summary = summarize_atoms(*s.atoms, Content::Full, first_intervals(positive, mapping_, Content::Full));
         return Analysis(std::move(summary), rows_of_atoms(s.atoms));
     }
     return Analysis(*s.grid, nullptr);

@@ -19,14 +19,16 @@ std::int64_t intervals_for_sigma(double sigma) {
 
 double min_sigma_for(std::int64_t intervals) { return kNodesPerSigma / static_cast<double>(intervals); }
 
-std::int64_t first_intervals(std::int64_t n, const Mapping& mapping) {
+std::int64_t first_intervals(std::int64_t n, const Mapping& mapping, Content content) {
     const double floor = 0.3 / std::cbrt(static_cast<double>(std::max<std::int64_t>(n, 1)));
     if (mapping.is_logit()) {
         // Logit residuals spread over more units than the probability axis;
         // the same third of the floor, in grid units.
         return std::min(kLogitFirstIntervalsCap, intervals_for_sigma(floor / mapping.span));
     }
-    return std::min(kFirstIntervalsCap, intervals_for_sigma(kFirstGridFloorFraction * floor));
+    const double fraction =
+        content == Content::Residual && n >= kResidualFloorRows ? kResidualFloorFraction : kFirstGridFloorFraction;
+    return std::min(kFirstIntervalsCap, intervals_for_sigma(fraction * floor));
 }
 
 void ResampleCells::resize(std::int64_t cells_) {
