@@ -208,8 +208,7 @@ bool bin_typed(const Inputs& in, const PassSpec& spec, std::int64_t begin, std::
         std::uint64_t bad = 0;
         for (std::int64_t k = first; k < count; ++k) {
             const double fk = static_cast<double>(f[k]), yk = static_cast<double>(y[k]);
-            bad |= static_cast<std::uint64_t>(!(fk >= lo)) | static_cast<std::uint64_t>(!(fk <= hi)) |
-                   static_cast<std::uint64_t>(!((yk == 0.0) | (yk == 1.0)));
+            bad |= bad_row(fk, yk, lo, hi);
             const double fck = std::min(std::max(fk, 0.0), 1.0);
             if constexpr (kLogit) {
                 fc[k] = fck;
@@ -301,7 +300,7 @@ bool bin_typed(const Inputs& in, const PassSpec& spec, std::int64_t begin, std::
             // rounds in another order; the maximum is the same).
             auto weigh = [&](std::int64_t k, int lane) {
                 const double v = w[k];
-                bad |= static_cast<std::uint64_t>(!(v >= 0.0)) | static_cast<std::uint64_t>(!(v <= kMaxWeight));
+                bad |= bad_weight(v);
                 max_lanes[lane] = v > max_lanes[lane] ? v : max_lanes[lane];
                 wk[k] = v * scale_1 * scale_2;  // exact: powers of two, normal results
                 sum_lanes[lane] += wk[k];
@@ -459,8 +458,7 @@ std::uint64_t check_block(const double* f, const double* y, std::int64_t count, 
     std::uint64_t bad = 0;  // 64 bits, as wide as the comparisons: no packing
     for (std::int64_t k = 0; k < count; ++k) {
         const double fk = f[k], yk = y[k];
-        bad |= static_cast<std::uint64_t>(!(fk >= lo)) | static_cast<std::uint64_t>(!(fk <= hi)) |
-               static_cast<std::uint64_t>(!((yk == 0.0) | (yk == 1.0)));
+        bad |= bad_row(fk, yk, lo, hi);
         f_out[k] = std::min(std::max(fk, 0.0), 1.0) + 0.0;  // −0 → +0
         y_out[k] = yk;
     }

@@ -78,8 +78,7 @@ void scan_column(const Column& c, Ok ok, const std::string& rule) {
     scan_column(in.f, [&](double f) { return f >= lo && f <= hi; }, f_rule);
     scan_column(in.y, [](double y) { return y == 0.0 || y == 1.0; }, "labels must be 0 or 1");
     if (in.has_weights()) {
-        scan_column(in.w, [](double w) { return w >= 0.0 && w <= std::numeric_limits<double>::max(); },
-                    "weights must be finite and non-negative");
+        scan_column(in.w, [](double w) { return bad_weight(w) == 0; }, "weights must be finite and non-negative");
     }
     throw std::logic_error("the pass refused a row that the check accepts");
 }
@@ -407,14 +406,9 @@ std::optional<Atoms> atoms_of_range(const Inputs& in, std::int64_t first, std::i
     for_each_block(in, first, last, [&](std::int64_t, std::int64_t count, const double* f, const double* y, const double* w) {
         if (overflow) return;
         // Every row is checked again (another thread may have changed it since
-        // the first pass): a bad value is reported, never used. Bitwise, not
-        // short-circuit: no branch on the (random) labels.
+        // the first pass): a bad value is reported, never used.
         const double lo = in.clip_lo, hi = in.clip_hi;
-        unsigned bad = 0;
-        auto bad_row = [lo, hi](double fk, double yk) {
-            return static_cast<unsigned>(!(fk >= lo)) | static_cast<unsigned>(!(fk <= hi)) |
-                   static_cast<unsigned>(!((yk == 0.0) | (yk == 1.0)));
-        };
+        std::uint64_t bad = 0;
         if (plain) {
             // Unit weights on the probability axis: a position is its
             // prediction, and a slot needs only its counts of rows and of
@@ -440,7 +434,7 @@ std::optional<Atoms> atoms_of_range(const Inputs& in, std::int64_t first, std::i
                     off[0] += std::fabs(y[k] * (y[k] - 1.0));
                     ones_of[0] += y[k];
                 }
-                bad |= bad_row(f[0], 0.0);  // the prediction (its labels just below)
+                bad |= bad_row(f[0], 0.0, lo, hi);  // the prediction (its labels just below)
                 if (!((off[0] + off[1]) + (off[2] + off[3]) == 0.0)) bad = 1;
                 if (bad) report_first_bad_row(in);
                 const double f0 = std::min(std::max(f[0], 0.0), 1.0) + 0.0;
@@ -487,11 +481,9 @@ std::optional<Atoms> atoms_of_range(const Inputs& in, std::int64_t first, std::i
             }
             return;
         }
-        for (std::int64_t k = 0; k < count; ++k) bad |= bad_row(f[k], y[k]);
+        for (std::int64_t k = 0; k < count; ++k) bad |= bad_row(f[k], y[k], lo, hi);
         if (w)
-            for (std::int64_t k = 0; k < count; ++k)
-                bad |= static_cast<unsigned>(!(w[k] >= 0.0)) |
-                       static_cast<unsigned>(!(w[k] <= std::numeric_limits<double>::max()));
+            for (std::int64_t k = 0; k < count; ++k) bad |= bad_weight(w[k]);
         if (bad) report_first_bad_row(in);
         positions.resize(static_cast<std::size_t>(count));
         weights.resize(static_cast<std::size_t>(count));
