@@ -6,7 +6,6 @@
 #pragma once
 
 #include <cstdint>
-#include <limits>
 
 #include "columns.hpp"
 #include "metric.hpp"
@@ -19,22 +18,6 @@ namespace smoothece {
 struct alignas(32) Moments {
     double p[4];
 };
-
-// Nonzero when a row breaks the input contract: its prediction outside
-// [lo, hi] (NaN fails every comparison) or its label other than 0 and 1.
-// Bitwise, not short-circuit (no branch on the values), and 64 bits wide
-// like the comparisons themselves: loops of it vectorize (with AVX2; GCC
-// does not for SSE2).
-inline std::uint64_t bad_row(double f, double y, double lo, double hi) {
-    return static_cast<std::uint64_t>(!(f >= lo)) | static_cast<std::uint64_t>(!(f <= hi)) |
-           static_cast<std::uint64_t>(!((y == 0.0) | (y == 1.0)));
-}
-
-// Nonzero for a weight that is negative, infinite or NaN.
-inline std::uint64_t bad_weight(double w) {
-    return static_cast<std::uint64_t>(!(w >= 0.0)) |
-           static_cast<std::uint64_t>(!(w <= std::numeric_limits<double>::max()));
-}
 
 // What the smece pass keeps per cell: the moments of the residual w(y − f).
 struct ResidualCell {

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -38,6 +39,22 @@ struct Inputs {
     bool has_weights() const { return w.data != nullptr; }
     std::int64_t size() const { return f.size; }
 };
+
+// Nonzero when a row breaks the input contract: its prediction outside
+// [lo, hi] (NaN fails every comparison) or its label other than 0 and 1.
+// Bitwise, not short-circuit (no branch on the values), and 64 bits wide
+// like the comparisons themselves: loops of it vectorize (with AVX2; GCC
+// does not for SSE2).
+inline std::uint64_t bad_row(double f, double y, double lo, double hi) {
+    return static_cast<std::uint64_t>(!(f >= lo)) | static_cast<std::uint64_t>(!(f <= hi)) |
+           static_cast<std::uint64_t>(!((y == 0.0) | (y == 1.0)));
+}
+
+// Nonzero for a weight that is negative, infinite or NaN.
+inline std::uint64_t bad_weight(double w) {
+    return static_cast<std::uint64_t>(!(w >= 0.0)) |
+           static_cast<std::uint64_t>(!(w <= std::numeric_limits<double>::max()));
+}
 
 // Calls fn(T{}) with T the C++ type of `dtype`.
 template <class Fn>

@@ -337,11 +337,11 @@ private:
                 const std::int64_t to = next[codes[i]]++;
                 const double clamped = std::fabs(std::min(std::max(fi, 0.0), 1.0));
                 packed[to] = yi == 1.0 ? -clamped : clamped;
-                bad |= !(fi >= lo && fi <= hi) || !(yi == 0.0 || yi == 1.0);
+                bad |= bad_row(fi, yi, lo, hi) != 0;
                 if constexpr (kWeighted) {
                     const auto wi = static_cast<double>(w.at<W>(i));
                     weights[to] = wi;
-                    bad |= !(wi >= 0.0 && wi <= std::numeric_limits<double>::max());
+                    bad |= bad_weight(wi) != 0;
                 }
             }
         }

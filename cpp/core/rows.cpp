@@ -303,9 +303,7 @@ void for_each_row(const Inputs& in, std::int64_t first, std::int64_t last, const
     for_each_block(in, first, last, [&](std::int64_t, std::int64_t count, const double* f, const double* y, const double* w) {
         for (std::int64_t k = 0; k < count; ++k) {
             const double fk = f[k], yk = y[k], wk = w ? w[k] : 1.0;
-            if (!(fk >= in.clip_lo && fk <= in.clip_hi) || !(yk == 0.0 || yk == 1.0) ||
-                !(wk >= 0.0 && wk <= std::numeric_limits<double>::max()))
-                report_first_bad_row(in);
+            if (bad_row(fk, yk, in.clip_lo, in.clip_hi) | bad_weight(wk)) report_first_bad_row(in);
             const double fc = std::min(std::max(fk, 0.0), 1.0);
             fn(mapping.position(fc), static_cast<int>(yk), weight_exp == 0 ? wk : std::ldexp(wk, weight_exp), fc);
         }
