@@ -226,11 +226,11 @@ bool bin_typed(const Inputs& in, const PassSpec& spec, std::int64_t begin, std::
 #if defined(__AVX2__)
     // check_and_place for the l1 metric, four rows a step with the same
     // operations (the same λ, slots and masses; the last rows of a block
-    // that are not four go through check_and_place), predictions read in
-    // place when they are float32 or float64 in one run and labels when they
-    // are one byte each in one run (bool, uint8: nearly every caller's). What the compiler makes of the scalar loop (min and max as
-    // compare and blend, the flags packed to 32 bits, the labels converted in
-    // a loop of their own) takes 1.5 times as long.
+    // that are not four go through check_and_place), reading predictions in
+    // place when they are float32 or float64 in one run, and labels when they
+    // are one byte each in one run (bool, uint8: nearly every caller's). The
+    // compiler's code for the scalar loop (min and max as compare and blend,
+    // the labels converted in a loop of their own) took 1.5 times as long.
     const __m256d lo4 = _mm256_set1_pd(lo), hi4 = _mm256_set1_pd(hi), zero4 = _mm256_setzero_pd(),
                   one4 = _mm256_set1_pd(1.0), scale4 = _mm256_set1_pd(scale);
     const __m128i last4 = _mm_set1_epi32(last);
