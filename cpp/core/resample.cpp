@@ -24,17 +24,24 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 // A replicate's σ* to about this relative precision: far below the spread of
 // the replicates (≳ 1e-2).
 constexpr double kRelativeTolerance = 1e-4;
-// A replicate's masses lie on a grid of kWorkNodesPerSigma nodes per σ at the
-// hint: its σ* moves by ≲ 0.3% against a 4× finer work grid (measured on
-// calibrated and crossing data, n = 1e6), far below the replicates' spread
-// (≳ 10%). smECEσ is read off at kEvalNodesPerSigma nodes per σ: the nodes
-// are exact samples at any spacing (Spectrum::evaluate), and the roots of r
-// between them, located on the cubic Hermite interpolant of its integral,
-// move replicate σ* by ≤ 2.5e-5 against 4 nodes per σ (calibrated, crossing
-// and weighted data, n = 1e4–1e6, both metrics): within kRelativeTolerance. Below
-// kMinNodesPerSigma nodes per σ of the work grid (σ* under half the hint)
-// the replicate moves to the summary's own grid.
-constexpr double kWorkNodesPerSigma = 8.0;
+// A replicate's masses lie on a work grid of kWorkNodesPerSigma nodes per σ
+// at the hint (or the band σ, if smaller), binned group by group from the
+// summary's own grid (Profiles): its σ* moves by ≤ 3.2e-5 against the
+// summary's own grid (max over 200 replicates of calibrated, crossing,
+// weighted and logit data, n = 1e5 and 1e6, bootstrap and consistency), ≤ 1.6e-4
+// at 3 nodes per σ. So a replicate whose σ* lies below the hint stays on the
+// work grid down to kMinWorkNodesPerSigma nodes per σ (0.6 of the hint: no
+// replicate of those data went below), then moves to the summary's grid.
+// smECEσ is read off at kEvalNodesPerSigma nodes per σ: the nodes are exact
+// samples at any spacing (Spectrum::evaluate), and the roots of r between
+// them, located on the cubic Hermite interpolant of its integral, move
+// replicate σ* by ≤ 2.5e-5 against 4 nodes per σ (calibrated, crossing and
+// weighted data, n = 1e4–1e6, both metrics): within kRelativeTolerance. The
+// curves' base keeps kCurveNodesPerSigma at the band σ. Below kMinNodesPerSigma
+// nodes per σ of the summary's grid a σ* is reported at that bound.
+constexpr double kWorkNodesPerSigma = 5.0;
+constexpr double kMinWorkNodesPerSigma = 3.0;
+constexpr double kCurveNodesPerSigma = 8.0;
 constexpr double kEvalNodesPerSigma = 3.0;
 constexpr double kMinNodesPerSigma = 4.0;
 // Resampling groups are at most half the hint wide: the drawn mass keeps the
@@ -270,6 +277,71 @@ struct Base {
     }
 };
 
+// What a replicate scales, group by group, on the grid its σ* is solved on:
+// each group's residual masses on the summary's own grid (where a node's
+// group is that of the resampling cell it lies in), binned onto this grid
+// node by node as rebin_nodes bins them. Binning is linear, so Σ_g factor_g·
+// profile_g is the binning of the scaled masses of the summary's grid: a
+// coarse node near a group boundary carries each group's part with that
+// group's factor, where scaling coarse nodes by the group they lie in would
+// hand a neighbour's mass the wrong factor (a node's width of it, 1/8 to 1/4
+// of a group's on the old 8-nodes-per-σ grids: replicate σ* moved by up to
+// 4% with the grid). Arrays: bootstrap w1 − f1 and f0; consistency f.
+struct Profiles {
+    std::int64_t intervals = 0;
+    std::vector<std::int64_t> first, offset;  // per group: its first node; where its values start (count + 1)
+    std::vector<double> values[2];
+
+    Profiles(const Base& fine, std::int64_t coarse, ResampleKind kind, std::int64_t groups) : intervals(coarse) {
+        const bool bootstrap = kind == ResampleKind::Bootstrap;
+        const std::vector<double>* arrays[2] = {bootstrap ? &fine.w1_minus_f1 : &fine.f, bootstrap ? &fine.f0 : nullptr};
+        const std::int64_t g = fine.intervals;
+        // Fine node i lies in coarse cell q at fraction λ, as in rebin_nodes.
+        auto cell_of = [&](std::int64_t i, double& lam) {
+            const std::int64_t whole = i * coarse;
+            const std::int64_t q = std::min(whole / g, coarse - 1);
+            lam = static_cast<double>(whole - q * g) / static_cast<double>(g);
+            return q;
+        };
+        first.assign(static_cast<std::size_t>(groups), 0);
+        offset.assign(static_cast<std::size_t>(groups + 1), 0);
+        std::vector<double> scratch(static_cast<std::size_t>(coarse + 1), 0.0);
+        std::int64_t end = 0;  // the groups' nodes are runs, in order
+        for (std::int64_t grp = 0; grp < groups; ++grp) {
+            const std::int64_t begin = end;
+            while (end <= g && fine.group[static_cast<std::size_t>(end)] == grp) ++end;
+            // The group's coarse nodes: its own on the same grid, else those its
+            // cells' masses reach (q − 1 … q + 2, reflected into [0, coarse]).
+            double lam;
+            std::int64_t lo = begin, hi = end - 1;
+            if (coarse != g && begin < end) {
+                lo = std::max<std::int64_t>(0, cell_of(begin, lam) - 1);
+                hi = std::min(coarse, cell_of(end - 1, lam) + 2);
+            }
+            first[static_cast<std::size_t>(grp)] = lo;
+            offset[static_cast<std::size_t>(grp + 1)] = offset[static_cast<std::size_t>(grp)] + std::max<std::int64_t>(0, hi - lo + 1);
+            for (int a = 0; a < 2; ++a) {
+                if (!arrays[a]) continue;
+                const std::vector<double>& m = *arrays[a];
+                for (std::int64_t i = begin; i < end; ++i) {
+                    const double v = m[static_cast<std::size_t>(i)];
+                    if (coarse == g) {
+                        scratch[static_cast<std::size_t>(i)] = v;
+                    } else if (v != 0.0) {
+                        const std::int64_t q = cell_of(i, lam);
+                        const double moments[4] = {v, v * lam, v * lam * lam, v * lam * lam * lam};
+                        spread_cubic(scratch, q, moments);
+                    }
+                }
+                for (std::int64_t k = lo; k <= hi; ++k) {
+                    values[a].push_back(scratch[static_cast<std::size_t>(k)]);
+                    scratch[static_cast<std::size_t>(k)] = 0.0;
+                }
+            }
+        }
+    }
+};
+
 // A bootstrap replicate's weight and label masses on the base's grid (for
 // its curves, where group sums would cost more than transforms).
 void replicate_weights(const Base& base, const Draw& d, std::vector<double>& weight, std::vector<double>& label) {
@@ -283,17 +355,22 @@ void replicate_weights(const Base& base, const Draw& d, std::vector<double>& wei
     }
 }
 
-// The replicate's residual masses on the base's grid.
-void replicate_residual(const Base& base, const Draw& d, ResampleKind kind, std::vector<double>& residual) {
-    const auto nodes = static_cast<std::size_t>(base.intervals + 1);
-    residual.resize(nodes);
-    if (kind == ResampleKind::Bootstrap) {
-        for (std::size_t j = 0; j < nodes; ++j) {
-            const auto grp = static_cast<std::size_t>(base.group[j]);
-            residual[j] = d.s1[grp] * base.w1_minus_f1[j] - d.s0[grp] * base.f0[j];
+// The replicate's residual masses on the profiles' grid.
+void replicate_residual(const Profiles& p, const Draw& d, ResampleKind kind, std::vector<double>& residual) {
+    residual.assign(static_cast<std::size_t>(p.intervals + 1), 0.0);
+    const bool bootstrap = kind == ResampleKind::Bootstrap;
+    for (std::size_t g = 0; g < p.first.size(); ++g) {
+        double* out = residual.data() + p.first[g];
+        const auto begin = static_cast<std::size_t>(p.offset[g]), count = static_cast<std::size_t>(p.offset[g + 1]) - begin;
+        const double* v0 = p.values[0].data() + begin;
+        if (bootstrap) {
+            const double* v1 = p.values[1].data() + begin;
+            const double s1 = d.s1[g], s0 = d.s0[g];
+            for (std::size_t i = 0; i < count; ++i) out[i] += s1 * v0[i] - s0 * v1[i];
+        } else {
+            const double change = d.s1[g] - 1.0;
+            for (std::size_t i = 0; i < count; ++i) out[i] += change * v0[i];
         }
-    } else {
-        for (std::size_t j = 0; j < nodes; ++j) residual[j] = (d.s1[static_cast<std::size_t>(base.group[j])] - 1.0) * base.f[j];
     }
 }
 
@@ -406,14 +483,14 @@ struct Plan {
 // fixed part (consistency).
 struct Stage {
     const Groups& groups;
-    const Base& work;
-    const Base& fine;
+    const Profiles& work;
+    const Profiles& fine;
     const Base& curve_base;
     bool group_curves = false;
     GroupSmoothing curves;
     FixedCurves fixed;
 
-    Stage(const Plan& plan, const Groups& g, const Base& w, const Base& f, const Base& c)
+    Stage(const Plan& plan, const Groups& g, const Profiles& w, const Profiles& f, const Base& c)
         : groups(g), work(w), fine(f), curve_base(c) {
         const ResampleRequest& req = plan.request;
         if (req.mesh_intervals == 0) return;
@@ -473,7 +550,7 @@ Outcome run_replicate(const Plan& plan, const Stage& stage, std::int64_t b, doub
     RandomStream rng(req.seed, stream_of(req.kind, b));
     const Draw d = draw_groups(stage.groups, req.kind, rng);
     thread_local std::vector<double> residual, fine_residual, r, F;
-    const Base& work = stage.work;
+    const Profiles& work = stage.work;
     replicate_residual(work, d, req.kind, residual);
     const double total = d.total_weight;
     const Spectrum spectrum(residual.data(), work.intervals);
@@ -486,7 +563,7 @@ Outcome run_replicate(const Plan& plan, const Stage& stage, std::int64_t b, doub
         }
         return *fine;
     };
-    const double work_limit = kMinNodesPerSigma / static_cast<double>(work.intervals);
+    const double work_limit = kMinWorkNodesPerSigma / static_cast<double>(work.intervals);
     auto smece = [&](double s) { return replicate_smece(s >= work_limit ? spectrum : fine_spectrum(), s, total, r, F); };
     const double scale = full.mapping.span;
     const double limit = kMinNodesPerSigma / static_cast<double>(full.intervals);
@@ -623,15 +700,19 @@ Replicates resample(const Summary& full, const ResampleRequest& req) {
     const double limit = kMinNodesPerSigma / static_cast<double>(full.intervals);
     const double floor = 0.3 / std::cbrt(std::max(1.0, static_cast<double>(full.positive_rows))) / scale;
     plan.hint = std::max(req.hint > 0.0 ? req.hint : floor, limit);
-    // The work grid resolves σ* near the hint and the band σ of the curves.
-    auto work_grid = [&] { return grid_at_least(kWorkNodesPerSigma / std::min(plan.hint, req.band_sigma), 16, full.intervals); };
+    // The work grid resolves σ* near the hint and the band σ (an evaluation
+    // there serves the curves); the curves' base resolves both as well.
+    auto grid_for = [&](double nodes_per_sigma) {
+        return grid_at_least(nodes_per_sigma / std::min(plan.hint, req.band_sigma), 16, full.intervals);
+    };
     const Groups pilot_groups(full.cells, plan.hint, req.kind, req.weights, full.weight_exp, 1);
     const Base pilot_base(full, full.intervals, req.kind, pilot_groups);
+    const Profiles pilot_work(pilot_base, full.intervals, req.kind, pilot_groups.count);
     // The pilot's σ* is solved on the summary's own grid; its bootstrap curves
-    // come from a base sized like the other replicates' work grid.
+    // come from a base sized like the other replicates' curves.
     std::optional<Base> pilot_curves;
-    if (curves && req.kind == ResampleKind::Bootstrap) pilot_curves.emplace(full, work_grid(), req.kind, pilot_groups);
-    const Stage pilot_stage(plan, pilot_groups, pilot_base, pilot_base, pilot_curves ? *pilot_curves : pilot_base);
+    if (curves && req.kind == ResampleKind::Bootstrap) pilot_curves.emplace(full, grid_for(kCurveNodesPerSigma), req.kind, pilot_groups);
+    const Stage pilot_stage(plan, pilot_groups, pilot_work, pilot_work, pilot_curves ? *pilot_curves : pilot_base);
     Outcome pilot;
     RunDraws draws;
     run_replicates(plan, pilot_stage, 0, 1, mu_of(0), true, draws, [&](std::int64_t b, const Outcome& o) {
@@ -645,9 +726,13 @@ Replicates resample(const Summary& full, const ResampleRequest& req) {
         const Groups groups(full.cells, plan.hint, req.kind, req.weights, full.weight_exp, req.count - 1);
         // Sized for the band σ also when no curves are asked: the same σ* then
         // come with and without them.
-        const Base base(full, work_grid(), req.kind, groups);
-        const Base fine(full, full.intervals, req.kind, groups);
-        const Stage stage(plan, groups, base, fine, base);
+        const Base fine_base(full, full.intervals, req.kind, groups);
+        const Profiles work(fine_base, grid_for(req.work_nodes_per_sigma > 0.0 ? req.work_nodes_per_sigma : kWorkNodesPerSigma),
+                            req.kind, groups.count);
+        const Profiles fine(fine_base, full.intervals, req.kind, groups.count);
+        std::optional<Base> curve_base;
+        if (curves) curve_base.emplace(full, grid_for(kCurveNodesPerSigma), req.kind, groups);
+        const Stage stage(plan, groups, work, fine, curve_base ? *curve_base : fine_base);
         const int nthreads = thread_count(req.threads, req.count - 1, 1);
         // Runs of 8 replicates per thread whose curves fill whole cache lines
         // (a mesh point's replicates lie side by side), so that no two threads

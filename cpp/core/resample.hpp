@@ -41,6 +41,7 @@ struct ResampleRequest {
     double band_level = 0.0;          // > 0 (with curves): their pointwise band at this level
     WeightKind weights = WeightKind::Importance;
     std::int64_t threads = 0;
+    double work_nodes_per_sigma = 0.0;  // the work grid's nodes per σ at the hint; 0: the default (a test's knob)
 };
 
 struct Replicates {
