@@ -322,6 +322,17 @@ void GroupSmoothing::sum_lanes(std::size_t array, const double* factor, std::vec
 
 namespace {
 
+// The index of the lowest set bit of x ≠ 0.
+inline int count_trailing_zeros(std::uint64_t x) {
+#if defined(__GNUC__) || defined(__clang__)
+    return __builtin_ctzll(x);
+#else
+    int k = 0;
+    for (; (x & 1) == 0; x >>= 1) ++k;
+    return k;
+#endif
+}
+
 // F at the root of r inside cell [j, j+1] (r changes sign there), on the
 // cubic Hermite interpolant H of F (values F, slopes r): its derivative is a
 // quadratic q(s) with q(0) = r0, q(1) = r1 of opposite signs, so exactly one
@@ -354,14 +365,72 @@ double integrate_abs(const double* r, const double* F, std::int64_t begin, std::
     // where r passes from one side of that band to the other (at its first
     // sign change inside the band). A scan looks only for the other side's
     // next node; the nodes in between never need a side of their own.
-    double lanes[4] = {0.0, 0.0, 0.0, 0.0};  // independent maxima, so the loop vectorizes
-    std::int64_t j = 0;
-    for (; j + 4 <= n; j += 4)
-        for (int i = 0; i < 4; ++i) lanes[i] = std::max(lanes[i], std::fabs(r[begin + j + i]));
-    for (; j < n; ++j) lanes[0] = std::max(lanes[0], std::fabs(r[begin + j]));
-    const double noise = 64.0 * std::numeric_limits<double>::epsilon() *
-                         std::max(std::max(lanes[0], lanes[1]), std::max(lanes[2], lanes[3]));
+    // The largest and smallest |r| (NaN ignored, as std::max ignores a NaN
+    // second argument, and noted), in independent lanes.
     const double* v = r + begin;
+    double most = 0.0, least = std::numeric_limits<double>::infinity();
+    bool nan = false;
+    std::int64_t j = 0;
+#if defined(__SSE2__)
+    const __m128d abs_mask = _mm_castsi128_pd(_mm_set1_epi64x(0x7FFFFFFFFFFFFFFF));
+    __m128d hi0 = _mm_setzero_pd(), hi1 = hi0, lo0 = _mm_set1_pd(least), lo1 = lo0, nan01 = hi0;
+    for (; j + 4 <= n; j += 4) {
+        const __m128d a0 = _mm_and_pd(_mm_loadu_pd(v + j), abs_mask), a1 = _mm_and_pd(_mm_loadu_pd(v + j + 2), abs_mask);
+        hi0 = _mm_max_pd(a0, hi0);  // maxpd and minpd return the second operand when either is NaN
+        hi1 = _mm_max_pd(a1, hi1);
+        lo0 = _mm_min_pd(a0, lo0);
+        lo1 = _mm_min_pd(a1, lo1);
+        nan01 = _mm_or_pd(nan01, _mm_cmpunord_pd(a0, a1));
+    }
+    double lanes[2];
+    _mm_storeu_pd(lanes, _mm_max_pd(hi0, hi1));
+    most = std::max(lanes[0], lanes[1]);
+    _mm_storeu_pd(lanes, _mm_min_pd(lo0, lo1));
+    least = std::min(lanes[0], lanes[1]);
+    nan = _mm_movemask_pd(nan01) != 0;
+#endif
+    for (; j < n; ++j) {
+        const double a = std::fabs(v[j]);
+        most = std::max(most, a);
+        least = std::min(least, a);
+        nan |= std::isnan(a);
+    }
+    const double noise = 64.0 * std::numeric_limits<double>::epsilon() * most;
+    // No node within the band (the common case; NaN and 0 fail the test):
+    // every sign change of r between two nodes is a root. The signs go into
+    // bit words and the roots are read off their changes, so there is no
+    // branch per node to mispredict and the roots' square roots and divisions
+    // overlap. The same roots, in the same order, as the scan below.
+    if (least > noise && !nan) {
+        thread_local std::vector<std::uint64_t> positive;
+        const auto words = static_cast<std::size_t>((n + 63) / 64);
+        positive.assign(words + 1, 0);
+        for (std::size_t w = 0; w < words; ++w) {
+            const std::int64_t first = static_cast<std::int64_t>(64 * w), last = std::min(first + 64, n);
+            std::uint64_t bits = 0;
+            std::int64_t k = first;
+#if defined(__SSE2__)
+            for (; k + 2 <= last; k += 2)
+                bits |= static_cast<std::uint64_t>(_mm_movemask_pd(_mm_cmpgt_pd(_mm_loadu_pd(v + k), _mm_setzero_pd())))
+                        << (k - first);
+#endif
+            for (; k < last; ++k) bits |= static_cast<std::uint64_t>(v[k] > 0.0) << (k - first);
+            positive[w] = bits;
+        }
+        double total = 0.0, piece_start = F[begin];
+        for (std::size_t w = 0; w < words; ++w) {
+            // Bit k: nodes 64w + k and 64w + k + 1 differ in sign (the last node has no successor).
+            std::uint64_t change = positive[w] ^ ((positive[w] >> 1) | (positive[w + 1] << 63));
+            if (w + 1 == words) change &= (n - 1) % 64 == 0 ? 0 : ~std::uint64_t{0} >> (64 - (n - 1) % 64);
+            for (; change != 0; change &= change - 1) {
+                const std::int64_t k = static_cast<std::int64_t>(64 * w) + count_trailing_zeros(change);
+                const double root_F = antiderivative_at_root(r, F, begin + k, h);
+                total += std::fabs(root_F - piece_start);
+                piece_start = root_F;
+            }
+        }
+        return total + std::fabs(F[end] - piece_start);
+    }
     // The first node at or after `from` beyond the band on one side (n if none):
     // four nodes a test, since the runs between sign changes are long.
     auto next_beyond = [v, n, noise](std::int64_t from, bool above) {
