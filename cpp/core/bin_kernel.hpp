@@ -71,6 +71,8 @@ struct PassSpec {
 // clamped into [0, 1] (−0 as +0) to f_out and each label to y_out, and
 // returns nonzero if a row breaks the contract. A loop that vectorizes with
 // AVX2 (GCC does not vectorize it for SSE2).
+// add_lanes: dst[8i + l] += factor[l]·src[i] for i < count, l < 8 (resampling's
+// group curves, GroupSmoothing::sum_lanes: eight replicates side by side).
 #define SMOOTHECE_DECLARE_BIN_KERNEL(ns)                                                                   \
     namespace ns {                                                                                     \
     bool bin_range(const Inputs& in, const PassSpec& spec, std::int64_t begin, std::int64_t end,       \
@@ -84,11 +86,15 @@ struct PassSpec {
     void add_interior_nodes(const ResidualCell* cells, std::int64_t intervals, double* nodes);         \
     std::uint64_t check_block(const double* f, const double* y, std::int64_t count, double lo, double hi, \
                               double* f_out, double* y_out);                                           \
+    void add_lanes(const double* src, std::int64_t count, const double* factor, double* dst);          \
     }
 
 SMOOTHECE_DECLARE_BIN_KERNEL(baseline)
 #if defined(SMOOTHECE_HAVE_AVX2_KERNEL)
 SMOOTHECE_DECLARE_BIN_KERNEL(avx2)
 #endif
+
+// add_lanes from the kernel built for this CPU (rows.cpp).
+void add_lanes(const double* src, std::int64_t count, const double* factor, double* dst);
 
 }  // namespace smoothece

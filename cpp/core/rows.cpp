@@ -234,6 +234,13 @@ PassTotals bin_all(const Inputs& in, const PassSpec& spec, std::int64_t threads,
 
 }  // namespace
 
+void add_lanes(const double* src, std::int64_t count, const double* factor, double* dst) {
+#if defined(SMOOTHECE_HAVE_AVX2_KERNEL)
+    if (avx2_kernel()) return avx2::add_lanes(src, count, factor, dst);
+#endif
+    baseline::add_lanes(src, count, factor, dst);
+}
+
 int weight_exponent_for(double max_weight) {
     if (!(max_weight > 0.0) || (max_weight <= kMaxPlainWeight && max_weight >= 1.0 / kMaxPlainWeight)) return 0;
     return -std::ilogb(max_weight);

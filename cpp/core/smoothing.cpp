@@ -12,6 +12,7 @@
 #include <string>
 #include <utility>
 
+#include "bin_kernel.hpp"
 #include "pool.hpp"
 
 #if defined(__SSE2__)
@@ -300,23 +301,8 @@ void GroupSmoothing::sum_lanes(std::size_t array, const double* factor, std::vec
         const double* src = v + offset_[g];
         double* dst = out.data() + static_cast<std::size_t>(first_[g]) * kLanes;
         const std::int64_t count = end_[g] - first_[g];
-#if defined(__SSE2__)
-        // By hand: the compiler vectorizes across nodes instead, transposing
-        // every 8 x 2 block, at twice the time of the plain loop.
-        static_assert(kLanes == 8, "four pairs of lanes");
-        const __m128d c01 = _mm_loadu_pd(c), c23 = _mm_loadu_pd(c + 2), c45 = _mm_loadu_pd(c + 4),
-                      c67 = _mm_loadu_pd(c + 6);
-        for (std::int64_t i = 0; i < count; ++i, dst += kLanes) {
-            const __m128d value = _mm_set1_pd(src[i]);
-            _mm_storeu_pd(dst, _mm_add_pd(_mm_loadu_pd(dst), _mm_mul_pd(c01, value)));
-            _mm_storeu_pd(dst + 2, _mm_add_pd(_mm_loadu_pd(dst + 2), _mm_mul_pd(c23, value)));
-            _mm_storeu_pd(dst + 4, _mm_add_pd(_mm_loadu_pd(dst + 4), _mm_mul_pd(c45, value)));
-            _mm_storeu_pd(dst + 6, _mm_add_pd(_mm_loadu_pd(dst + 6), _mm_mul_pd(c67, value)));
-        }
-#else
-        for (std::int64_t i = 0; i < count; ++i, dst += kLanes)
-            for (std::size_t l = 0; l < kLanes; ++l) dst[l] += c[l] * src[i];
-#endif
+        static_assert(kLanes == 8, "add_lanes sums eight lanes");
+        add_lanes(src, count, c, dst);
     }
 }
 
