@@ -1,6 +1,7 @@
 #include "resample.hpp"
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cmath>
 #include <functional>
@@ -26,21 +27,22 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kRelativeTolerance = 1e-4;
 // A replicate's masses lie on a work grid of kWorkNodesPerSigma nodes per σ
 // at the hint (or the band σ, if smaller), binned group by group from the
-// summary's own grid (Profiles): its σ* moves by ≤ 3.2e-5 against the
-// summary's own grid (max over 200 replicates of calibrated, crossing,
-// weighted and logit data, n = 1e5 and 1e6, bootstrap and consistency), ≤ 1.6e-4
-// at 3 nodes per σ. So a replicate whose σ* lies below the hint stays on the
-// work grid down to kMinWorkNodesPerSigma nodes per σ (0.6 of the hint: no
-// replicate of those data went below), then moves to the summary's grid.
-// smECEσ is read off at kEvalNodesPerSigma nodes per σ: the nodes are exact
-// samples at any spacing (Spectrum::evaluate), and the roots of r between
-// them, located on the cubic Hermite interpolant of its integral, move
-// replicate σ* by ≤ 2.5e-5 against 4 nodes per σ (calibrated, crossing and
-// weighted data, n = 1e4–1e6, both metrics): within kRelativeTolerance. The
-// curves' base keeps kCurveNodesPerSigma at the band σ. Below kMinNodesPerSigma
-// nodes per σ of the summary's grid a σ* is reported at that bound.
-constexpr double kWorkNodesPerSigma = 5.0;
-constexpr double kMinWorkNodesPerSigma = 3.0;
+// summary's own grid (Profiles, quintic weights): its σ* moves by ≤ 1.2e-5
+// against the summary's own grid at 3 nodes per σ, ≤ 1.0e-4 at 2 (max over
+// 200 replicates of calibrated, crossing, weighted and logit data, n = 1e5
+// and 1e6, bootstrap and consistency; cubic weights gave 1.6e-4 at 3 and
+// 3.2e-5 at 5). So a replicate whose σ* lies below the hint stays on the
+// work grid down to kMinWorkNodesPerSigma nodes per σ (2/3 of the hint),
+// then moves to the summary's grid. smECEσ is read off at
+// kEvalNodesPerSigma nodes per σ: the nodes are exact samples at any spacing
+// (Spectrum::evaluate), and the roots of r between them, located on the
+// cubic Hermite interpolant of its integral, move replicate σ* by ≤ 2.5e-5
+// against 4 nodes per σ (calibrated, crossing and weighted data, n =
+// 1e4–1e6, both metrics): within kRelativeTolerance. The curves' base keeps
+// kCurveNodesPerSigma at the band σ. Below kMinNodesPerSigma nodes per σ of
+// the summary's grid a σ* is reported at that bound.
+constexpr double kWorkNodesPerSigma = 3.0;
+constexpr double kMinWorkNodesPerSigma = 2.0;
 constexpr double kCurveNodesPerSigma = 8.0;
 constexpr double kEvalNodesPerSigma = 3.0;
 constexpr double kMinNodesPerSigma = 4.0;
@@ -277,16 +279,36 @@ struct Base {
     }
 };
 
+// The weights of the nodes k − 2 … k + 3 (k = ⌊x⌋) that a point mass at
+// x = k + λ, λ ∈ [0, 1), gets from the adjoint of quintic Lagrange
+// interpolation: they keep its moments to order 5, so a grid of h carries
+// the mass's smoothing with an error O((h/σ)⁶).
+std::array<double, 6> quintic_weights(double lam) {
+    // L_i(λ) = Π_{m≠i} (λ − m)/(i − m) over the nodes m = −2 … 3: prefix and
+    // suffix products of the six factors, over the denominators' products.
+    constexpr double kDenominator[6] = {-120.0, 24.0, -12.0, 12.0, -24.0, 120.0};
+    double factor[6], prefix[6], suffix[6];
+    for (int m = 0; m < 6; ++m) factor[m] = lam - static_cast<double>(m - 2);
+    prefix[0] = 1.0;
+    suffix[5] = 1.0;
+    for (int m = 1; m < 6; ++m) prefix[m] = prefix[m - 1] * factor[m - 1];
+    for (int m = 4; m >= 0; --m) suffix[m] = suffix[m + 1] * factor[m + 1];
+    std::array<double, 6> w{};
+    for (int i = 0; i < 6; ++i) w[static_cast<std::size_t>(i)] = prefix[i] * suffix[i] / kDenominator[i];
+    return w;
+}
+
 // What a replicate scales, group by group, on the grid its σ* is solved on:
 // each group's residual masses on the summary's own grid (where a node's
-// group is that of the resampling cell it lies in), binned onto this grid
-// node by node as rebin_nodes bins them. Binning is linear, so Σ_g factor_g·
-// profile_g is the binning of the scaled masses of the summary's grid: a
-// coarse node near a group boundary carries each group's part with that
-// group's factor, where scaling coarse nodes by the group they lie in would
-// hand a neighbour's mass the wrong factor (a node's width of it, 1/8 to 1/4
-// of a group's on the old 8-nodes-per-σ grids: replicate σ* moved by up to
-// 4% with the grid). Arrays: bootstrap w1 − f1 and f0; consistency f.
+// group is that of the resampling cell it lies in), each node binned onto
+// this grid as a point mass with quintic weights (reflected at 0 and 1, as
+// spread_cubic reflects). Binning is linear, so Σ_g factor_g·profile_g is
+// the binning of the scaled masses of the summary's grid: a coarse node near
+// a group boundary carries each group's part with that group's factor, where
+// scaling coarse nodes by the group they lie in would hand a neighbour's mass
+// the wrong factor (a node's width of it, 1/8 to 1/4 of a group's on the old
+// 8-nodes-per-σ grids: replicate σ* moved by up to 4% with the grid).
+// Arrays: bootstrap w1 − f1 and f0; consistency f.
 struct Profiles {
     std::int64_t intervals = 0;
     std::vector<std::int64_t> first, offset;  // per group: its first node; where its values start (count + 1)
@@ -295,6 +317,7 @@ struct Profiles {
     Profiles(const Base& fine, std::int64_t coarse, ResampleKind kind, std::int64_t groups) : intervals(coarse) {
         const bool bootstrap = kind == ResampleKind::Bootstrap;
         const std::vector<double>* arrays[2] = {bootstrap ? &fine.w1_minus_f1 : &fine.f, bootstrap ? &fine.f0 : nullptr};
+        const int count = bootstrap ? 2 : 1;
         const std::int64_t g = fine.intervals;
         // Fine node i lies in coarse cell q at fraction λ, as in rebin_nodes.
         auto cell_of = [&](std::int64_t i, double& lam) {
@@ -303,39 +326,43 @@ struct Profiles {
             lam = static_cast<double>(whole - q * g) / static_cast<double>(g);
             return q;
         };
+        auto reflected = [coarse](std::int64_t j) { return j < 0 ? -j : (j > coarse ? 2 * coarse - j : j); };
         first.assign(static_cast<std::size_t>(groups), 0);
         offset.assign(static_cast<std::size_t>(groups + 1), 0);
-        std::vector<double> scratch(static_cast<std::size_t>(coarse + 1), 0.0);
+        std::vector<double> scratch[2];
+        for (int a = 0; a < count; ++a) scratch[a].assign(static_cast<std::size_t>(coarse + 1), 0.0);
         std::int64_t end = 0;  // the groups' nodes are runs, in order
         for (std::int64_t grp = 0; grp < groups; ++grp) {
             const std::int64_t begin = end;
             while (end <= g && fine.group[static_cast<std::size_t>(end)] == grp) ++end;
             // The group's coarse nodes: its own on the same grid, else those its
-            // cells' masses reach (q − 1 … q + 2, reflected into [0, coarse]).
+            // nodes' masses reach (q − 2 … q + 3, reflected into [0, coarse]).
             double lam;
             std::int64_t lo = begin, hi = end - 1;
             if (coarse != g && begin < end) {
-                lo = std::max<std::int64_t>(0, cell_of(begin, lam) - 1);
-                hi = std::min(coarse, cell_of(end - 1, lam) + 2);
+                lo = std::max<std::int64_t>(0, cell_of(begin, lam) - 2);
+                hi = std::min(coarse, cell_of(end - 1, lam) + 3);
+            }
+            for (std::int64_t i = begin; i < end; ++i) {
+                const auto at = static_cast<std::size_t>(i);
+                if (coarse == g) {
+                    for (int a = 0; a < count; ++a) scratch[a][at] = (*arrays[a])[at];
+                    continue;
+                }
+                const std::int64_t q = cell_of(i, lam);
+                const std::array<double, 6> w = quintic_weights(lam);
+                for (int a = 0; a < count; ++a) {
+                    const double v = (*arrays[a])[at];
+                    for (std::size_t k = 0; k < 6; ++k)
+                        scratch[a][static_cast<std::size_t>(reflected(q - 2 + static_cast<std::int64_t>(k)))] += v * w[k];
+                }
             }
             first[static_cast<std::size_t>(grp)] = lo;
             offset[static_cast<std::size_t>(grp + 1)] = offset[static_cast<std::size_t>(grp)] + std::max<std::int64_t>(0, hi - lo + 1);
-            for (int a = 0; a < 2; ++a) {
-                if (!arrays[a]) continue;
-                const std::vector<double>& m = *arrays[a];
-                for (std::int64_t i = begin; i < end; ++i) {
-                    const double v = m[static_cast<std::size_t>(i)];
-                    if (coarse == g) {
-                        scratch[static_cast<std::size_t>(i)] = v;
-                    } else if (v != 0.0) {
-                        const std::int64_t q = cell_of(i, lam);
-                        const double moments[4] = {v, v * lam, v * lam * lam, v * lam * lam * lam};
-                        spread_cubic(scratch, q, moments);
-                    }
-                }
+            for (int a = 0; a < count; ++a) {
                 for (std::int64_t k = lo; k <= hi; ++k) {
-                    values[a].push_back(scratch[static_cast<std::size_t>(k)]);
-                    scratch[static_cast<std::size_t>(k)] = 0.0;
+                    values[a].push_back(scratch[a][static_cast<std::size_t>(k)]);
+                    scratch[a][static_cast<std::size_t>(k)] = 0.0;
                 }
             }
         }

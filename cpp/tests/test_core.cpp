@@ -538,7 +538,7 @@ int main() {
             double worst = 0.0;
             for (std::size_t b = 0; b < work.sigma_star.size(); ++b)
                 worst = std::max(worst, std::fabs(work.sigma_star[b] / own.sigma_star[b] - 1.0));
-            check(worst < 2e-4, std::string(weighted ? "weighted " : "") +
+            check(worst < 1e-4, std::string(weighted ? "weighted " : "") +
                                     (kind == ResampleKind::Bootstrap ? "bootstrap" : "consistency") +
                                     " replicates: the work grid gives the summary grid's sigma* (worst " +
                                     std::to_string(worst) + ")");
