@@ -517,7 +517,8 @@ struct Stage {
     GroupSmoothing curves;
     FixedCurves fixed;
 
-    Stage(const Plan& plan, const Groups& g, const Profiles& w, const Profiles& f, const Base& c)
+    // replicates: how many will run on this stage.
+    Stage(const Plan& plan, const Groups& g, const Profiles& w, const Profiles& f, const Base& c, std::int64_t replicates)
         : groups(g), work(w), fine(f), curve_base(c) {
         const ResampleRequest& req = plan.request;
         if (req.mesh_intervals == 0) return;
@@ -528,10 +529,13 @@ struct Stage {
         // Group sums cost a window of output nodes per group (±9 band σ);
         // two transforms of the base about G·log2(2G). A band σ far above
         // the replicates' σ* (a σ fixed by the caller) makes the windows wide.
+        // The groups' smoothed windows cost a transform's worth of work or
+        // more to build (a kernel window per input node), which one replicate
+        // (the pilot) does not win back: 0.5 ms of a 1e6-row diagram.
         const double window = 18.0 * req.band_sigma * static_cast<double>(plan.band_out) + 2.0;
         const double sums = static_cast<double>(groups.count) * window + static_cast<double>(plan.band_out);
         const double transforms = static_cast<double>(c.intervals) * std::log2(2.0 * static_cast<double>(c.intervals));
-        group_curves = sums <= transforms;
+        group_curves = replicates > 1 && sums <= transforms;
         if (group_curves)
             curves = GroupSmoothing(c.intervals, c.group, groups.count, {&c.w0, &c.w1}, req.band_sigma, plan.band_out);
     }
@@ -739,7 +743,7 @@ Replicates resample(const Summary& full, const ResampleRequest& req) {
     // come from a base sized like the other replicates' curves.
     std::optional<Base> pilot_curves;
     if (curves && req.kind == ResampleKind::Bootstrap) pilot_curves.emplace(full, grid_for(kCurveNodesPerSigma), req.kind, pilot_groups);
-    const Stage pilot_stage(plan, pilot_groups, pilot_work, pilot_work, pilot_curves ? *pilot_curves : pilot_base);
+    const Stage pilot_stage(plan, pilot_groups, pilot_work, pilot_work, pilot_curves ? *pilot_curves : pilot_base, 1);
     Outcome pilot;
     RunDraws draws;
     run_replicates(plan, pilot_stage, 0, 1, mu_of(0), true, draws, [&](std::int64_t b, const Outcome& o) {
@@ -759,7 +763,7 @@ Replicates resample(const Summary& full, const ResampleRequest& req) {
         const Profiles fine(fine_base, full.intervals, req.kind, groups.count);
         std::optional<Base> curve_base;
         if (curves) curve_base.emplace(full, grid_for(kCurveNodesPerSigma), req.kind, groups);
-        const Stage stage(plan, groups, work, fine, curve_base ? *curve_base : fine_base);
+        const Stage stage(plan, groups, work, fine, curve_base ? *curve_base : fine_base, req.count - 1);
         const int nthreads = thread_count(req.threads, req.count - 1, 1);
         // Runs of 8 replicates per thread whose curves fill whole cache lines
         // (a mesh point's replicates lie side by side), so that no two threads
