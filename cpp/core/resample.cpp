@@ -261,7 +261,10 @@ struct Base {
 
     Base(const Summary& full, std::int64_t g, ResampleKind kind, const Groups& groups)
         : intervals(g), group(groups.of_nodes(g)) {
-        const Summary s = full.restricted(g);
+        // The summary's own grid is read in place: restricted() would copy all of it.
+        Summary coarse;
+        if (g != full.intervals) coarse = full.restricted(g);
+        const Summary& s = g == full.intervals ? full : coarse;
         if (kind == ResampleKind::Bootstrap) {
             w0 = s.w0;
             w1 = s.w1;
