@@ -329,7 +329,6 @@ struct Profiles {
             lam = static_cast<double>(whole - q * g) / static_cast<double>(g);
             return q;
         };
-        auto reflected = [coarse](std::int64_t j) { return j < 0 ? -j : (j > coarse ? 2 * coarse - j : j); };
         first.assign(static_cast<std::size_t>(groups), 0);
         offset.assign(static_cast<std::size_t>(groups + 1), 0);
         std::vector<double> scratch[2];
@@ -357,7 +356,7 @@ struct Profiles {
                 for (int a = 0; a < count; ++a) {
                     const double v = (*arrays[a])[at];
                     for (std::size_t k = 0; k < 6; ++k)
-                        scratch[a][static_cast<std::size_t>(reflected(q - 2 + static_cast<std::int64_t>(k)))] += v * w[k];
+                        scratch[a][static_cast<std::size_t>(reflected_node(q - 2 + static_cast<std::int64_t>(k), coarse))] += v * w[k];
                 }
             }
             first[static_cast<std::size_t>(grp)] = lo;

@@ -123,6 +123,13 @@ inline CubicWeights cubic_weights(const double* m) {
             -(m[3] - m[2] - 2.0 * m[1]) * 0.5, (m[3] - m[1]) * kSixth};
 }
 
+// Node j of a grid of `last` intervals reflected into [0, last]: the nodes
+// beyond 0 and 1 (j < 0, j > last) carry mass for their mirror images
+// (K̃σ(t, −x) = K̃σ(t, x)), for |j| and 2·last − j up to last away.
+inline std::int64_t reflected_node(std::int64_t j, std::int64_t last) {
+    return j < 0 ? -j : (j > last ? 2 * last - j : j);
+}
+
 // Spreads one cell's power sums onto nodes cell−1..cell+2 of node[0, last]
 // with those weights (reflected at 0 and 1: K̃σ(t, −x) = K̃σ(t, x)).
 // Inline: it runs once per occupied cell in every pass and restriction.
@@ -137,7 +144,7 @@ inline void spread_cubic(double* node, std::int64_t last, std::int64_t cell, con
         return;
     }
     // Nodes −1 and G+1 lie outside [0, 1]; their mass goes to the mirror images 1 and G−1.
-    auto at = [&](std::int64_t j) -> double& { return node[j < 0 ? -j : (j > last ? 2 * last - j : j)]; };
+    auto at = [&](std::int64_t j) -> double& { return node[reflected_node(j, last)]; };
     at(cell - 1) += w_before;
     at(cell) += w_left;
     at(cell + 1) += w_right;
