@@ -824,8 +824,10 @@ void test_determinism() {
     check(sequential == threaded, "streams drawn on 4 threads equal streams drawn on one");
     // Recorded on x86-64 (GCC 12, -O2 -ffp-contract=off); any platform or
     // compiler must give the same. A deliberate change of a sampler changes it:
-    // that is a change of every seeded result, to be made knowingly.
-    constexpr std::uint64_t kRecorded = 0x0b4ae656d0823342u;
+    // that is a change of every seeded result, to be made knowingly. (Last:
+    // the gamma's squeeze reads its uniform's first bits from the normal's
+    // word, and the rest only where they decide.)
+    constexpr std::uint64_t kRecorded = 0xf5b094d838e46280u;
     const std::uint64_t got = digest(20240607, 1);
     char hex[32];
     std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(got));
