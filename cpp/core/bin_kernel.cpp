@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <cstring>
 #include <limits>
 #include <stdexcept>
@@ -45,10 +46,14 @@ Loader loader_for(DType dtype) {
 }
 
 // Adds mass[k]·(1, λ, λ², λ³) with λ = lam[k] to the four sums at
-// base + slot[k]·stride (doubles), for k in [0, count), in row order. With
-// AVX2 four rows' powers are formed at once and transposed, and each add is
-// one 32-byte read-modify-write; the products (m·λ, m·(λ·λ), m·((λ·λ)·λ))
-// are the same either way, so both builds give identical sums.
+// base + slot[k]·stride (doubles), and with kFourth mass[k]·λ⁴ (as
+// m·((λ·λ)·(λ·λ))) to the fifth, for k in [0, count), in row order: the
+// fifth in the same visit to the cell, whose line a second loop over the
+// block would find gone from L1 (a block's 512 cells fill it). With AVX2
+// four rows' powers are formed at once and transposed, and each add of the
+// four is one 32-byte read-modify-write; the products (m·λ, m·(λ·λ),
+// m·((λ·λ)·λ)) are the same either way, so both builds give identical sums.
+template <bool kFourth = false>
 void add_powers(double* base, std::int64_t stride, const std::int32_t* slot, const double* lam, const double* mass,
                 std::int64_t count) {
     // Every row of the block in one cell (a base rate, a point mass): each
@@ -58,6 +63,7 @@ void add_powers(double* base, std::int64_t stride, const std::int32_t* slot, con
     for (std::int64_t i = 0; i < count; ++i) other |= static_cast<unsigned>(slot[i] != slot[0]);
     if (count >= 8 && other == 0) {
         double lane[4][4] = {};
+        double* dst = base + static_cast<std::int64_t>(slot[0]) * stride;
         for (std::int64_t i = 0; i < count; ++i) {  // row i to lane i mod 4
             const double l = lam[i], m = mass[i], l2 = l * l;
             double* sums = lane[i & 3];
@@ -65,8 +71,8 @@ void add_powers(double* base, std::int64_t stride, const std::int32_t* slot, con
             sums[1] += m * l;
             sums[2] += m * l2;
             sums[3] += m * (l2 * l);
+            if constexpr (kFourth) dst[4] += m * (l2 * l2);
         }
-        double* dst = base + static_cast<std::int64_t>(slot[0]) * stride;
         for (int p = 0; p < 4; ++p) dst[p] += (lane[0][p] + lane[1][p]) + (lane[2][p] + lane[3][p]);
         return;
     }
@@ -80,9 +86,12 @@ void add_powers(double* base, std::int64_t stride, const std::int32_t* slot, con
         const __m256d t2 = _mm256_unpacklo_pd(p2, p3), t3 = _mm256_unpackhi_pd(p2, p3);
         const __m256d row[4] = {_mm256_permute2f128_pd(t0, t2, 0x20), _mm256_permute2f128_pd(t1, t3, 0x20),
                                 _mm256_permute2f128_pd(t0, t2, 0x31), _mm256_permute2f128_pd(t1, t3, 0x31)};
+        alignas(32) double p4[4];
+        if constexpr (kFourth) _mm256_store_pd(p4, _mm256_mul_pd(m, _mm256_mul_pd(l2, l2)));
         for (int i = 0; i < 4; ++i) {
             double* dst = base + static_cast<std::int64_t>(slot[k + i]) * stride;
             _mm256_storeu_pd(dst, _mm256_add_pd(_mm256_loadu_pd(dst), row[i]));
+            if constexpr (kFourth) dst[4] += p4[i];
         }
     }
 #endif
@@ -93,6 +102,7 @@ void add_powers(double* base, std::int64_t stride, const std::int32_t* slot, con
         dst[1] += m * l;
         dst[2] += m * l2;
         dst[3] += m * l3;
+        if constexpr (kFourth) dst[4] += m * (l2 * l2);
     }
 }
 
@@ -358,12 +368,12 @@ bool bin_typed(const Inputs& in, const PassSpec& spec, std::int64_t begin, std::
                 c.w2 += m * m;
             }
         } else if constexpr (kLinear) {
-            add_powers(base, kStride, slot, lam, mass, count);
-            for (std::int64_t k = 0; k < count; ++k) {
-                LinearCell& c = cells[slot[k]];
-                const double m = mass[k], l2 = lam[k] * lam[k];
-                c.w4 += m * (l2 * l2);
-                if constexpr (kWeighted) {
+            static_assert(offsetof(LinearCell, w4) == sizeof(Moments), "w4 follows the four moments");
+            add_powers<true>(base, kStride, slot, lam, mass, count);
+            if constexpr (kWeighted) {
+                for (std::int64_t k = 0; k < count; ++k) {
+                    LinearCell& c = cells[slot[k]];
+                    const double m = mass[k];
                     c.rows += m > 0.0 ? 1.0 : 0.0;
                     c.w2 += m * m;
                 }
