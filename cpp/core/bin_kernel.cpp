@@ -46,16 +46,25 @@ Loader loader_for(DType dtype) {
 }
 
 // Adds mass[k]·(1, λ, λ², λ³) with λ = lam[k] to the four sums at
-// base + slot[k]·stride (doubles), and with kFourth mass[k]·λ⁴ (as
-// m·((λ·λ)·(λ·λ))) to the fifth, for k in [0, count), in row order: the
-// fifth in the same visit to the cell, whose line a second loop over the
-// block would find gone from L1 (a block's 512 cells fill it). With AVX2
+// base + slot[k]·stride (doubles), and with kLinear (LinearCell's layout)
+// mass[k]·λ⁴ (as m·((λ·λ)·(λ·λ))) to the fifth and, with kWeighted too, 1 for
+// a positive mass to the sixth and mass[k]² to the seventh, for k in
+// [0, count), in row order: all in one visit to the cell, whose line a
+// second loop over the block would find gone from L1 (a block's 512 cells
+// fill it). With AVX2
 // four rows' powers are formed at once and transposed, and each add of the
 // four is one 32-byte read-modify-write; the products (m·λ, m·(λ·λ),
 // m·((λ·λ)·λ)) are the same either way, so both builds give identical sums.
-template <bool kFourth = false>
+template <bool kLinear = false, bool kWeighted = false>
 void add_powers(double* base, std::int64_t stride, const std::int32_t* slot, const double* lam, const double* mass,
                 std::int64_t count) {
+    auto add_linear = [](double* dst, double m, double l2) {
+        dst[4] += m * (l2 * l2);
+        if constexpr (kWeighted) {
+            dst[5] += m > 0.0 ? 1.0 : 0.0;
+            dst[6] += m * m;
+        }
+    };
     // Every row of the block in one cell (a base rate, a point mass): each
     // add would wait for the one before it, so the sums go to four lanes
     // first and into the cell once.
@@ -71,7 +80,7 @@ void add_powers(double* base, std::int64_t stride, const std::int32_t* slot, con
             sums[1] += m * l;
             sums[2] += m * l2;
             sums[3] += m * (l2 * l);
-            if constexpr (kFourth) dst[4] += m * (l2 * l2);
+            if constexpr (kLinear) add_linear(dst, m, l2);
         }
         for (int p = 0; p < 4; ++p) dst[p] += (lane[0][p] + lane[1][p]) + (lane[2][p] + lane[3][p]);
         return;
@@ -86,12 +95,10 @@ void add_powers(double* base, std::int64_t stride, const std::int32_t* slot, con
         const __m256d t2 = _mm256_unpacklo_pd(p2, p3), t3 = _mm256_unpackhi_pd(p2, p3);
         const __m256d row[4] = {_mm256_permute2f128_pd(t0, t2, 0x20), _mm256_permute2f128_pd(t1, t3, 0x20),
                                 _mm256_permute2f128_pd(t0, t2, 0x31), _mm256_permute2f128_pd(t1, t3, 0x31)};
-        alignas(32) double p4[4];
-        if constexpr (kFourth) _mm256_store_pd(p4, _mm256_mul_pd(m, _mm256_mul_pd(l2, l2)));
         for (int i = 0; i < 4; ++i) {
             double* dst = base + static_cast<std::int64_t>(slot[k + i]) * stride;
             _mm256_storeu_pd(dst, _mm256_add_pd(_mm256_loadu_pd(dst), row[i]));
-            if constexpr (kFourth) dst[4] += p4[i];
+            if constexpr (kLinear) add_linear(dst, mass[k + i], lam[k + i] * lam[k + i]);
         }
     }
 #endif
@@ -102,7 +109,7 @@ void add_powers(double* base, std::int64_t stride, const std::int32_t* slot, con
         dst[1] += m * l;
         dst[2] += m * l2;
         dst[3] += m * l3;
-        if constexpr (kFourth) dst[4] += m * (l2 * l2);
+        if constexpr (kLinear) add_linear(dst, m, l2);
     }
 }
 
@@ -368,16 +375,9 @@ bool bin_typed(const Inputs& in, const PassSpec& spec, std::int64_t begin, std::
                 c.w2 += m * m;
             }
         } else if constexpr (kLinear) {
-            static_assert(offsetof(LinearCell, w4) == sizeof(Moments), "w4 follows the four moments");
-            add_powers<true>(base, kStride, slot, lam, mass, count);
-            if constexpr (kWeighted) {
-                for (std::int64_t k = 0; k < count; ++k) {
-                    LinearCell& c = cells[slot[k]];
-                    const double m = mass[k];
-                    c.rows += m > 0.0 ? 1.0 : 0.0;
-                    c.w2 += m * m;
-                }
-            }
+            static_assert(offsetof(LinearCell, w4) == 4 * sizeof(double) && offsetof(LinearCell, rows) == 5 * sizeof(double) &&
+                              offsetof(LinearCell, w2) == 6 * sizeof(double), "add_powers<true, …> writes this layout");
+            add_powers<true, kWeighted>(base, kStride, slot, lam, mass, count);
         } else if constexpr (kNodes) {
             spread_rows(base, spec.cells, slot, lam, mass, count);
         } else {
