@@ -254,29 +254,34 @@ Draw draw_groups(const Groups& groups, ResampleKind kind, RandomStream& rng) {
 // --- The replicate of a grid summary ------------------------------------------------------
 
 // The node arrays a replicate scales, on one grid, and the group of each node.
+// Arrays on a coarser grid than the summary's are its arrays rebinned (as
+// restricted() rebins them), each only where it is used.
+enum class BaseUse : std::uint8_t { Residual, Curves };  // σ* (residual profiles) or μ̂ curves
+
 struct Base {
     std::int64_t intervals = 0;
-    std::vector<double> w0, w1, f0, w1_minus_f1, f, w;  // bootstrap: w0, w1, f0, w1 − f1; consistency: f, w
+    // bootstrap: w0, w1 and, for the residual, f0 and w1 − f1; consistency: f, w
+    std::vector<double> w0, w1, f0, w1_minus_f1, f, w;
     std::vector<std::int32_t> group;
 
-    Base(const Summary& full, std::int64_t g, ResampleKind kind, const Groups& groups)
+    Base(const Summary& full, std::int64_t g, ResampleKind kind, BaseUse use, const Groups& groups)
         : intervals(g), group(groups.of_nodes(g)) {
-        // The summary's own grid is read in place: restricted() would copy all of it.
-        Summary coarse;
-        if (g != full.intervals) coarse = full.restricted(g);
-        const Summary& s = g == full.intervals ? full : coarse;
+        auto on_grid = [&](const std::vector<double>& a) { return g == full.intervals ? a : rebin_nodes(a, g); };
         if (kind == ResampleKind::Bootstrap) {
-            w0 = s.w0;
-            w1 = s.w1;
-            f0 = s.f0;
-            w1_minus_f1.resize(s.w1.size());
-            for (std::size_t j = 0; j < s.w1.size(); ++j) w1_minus_f1[j] = s.w1[j] - s.f1[j];
+            w0 = on_grid(full.w0);
+            w1 = on_grid(full.w1);
+            if (use == BaseUse::Curves) return;  // a bootstrap curve reads the weights alone
+            f0 = on_grid(full.f0);
+            const std::vector<double> f1 = on_grid(full.f1);
+            w1_minus_f1.resize(w1.size());
+            for (std::size_t j = 0; j < w1.size(); ++j) w1_minus_f1[j] = w1[j] - f1[j];
         } else {
-            f.resize(s.f0.size());
-            w.resize(s.w0.size());
+            f = on_grid(full.f0);
+            w = on_grid(full.w0);
+            const std::vector<double> f1 = on_grid(full.f1), w1_ = on_grid(full.w1);
             for (std::size_t j = 0; j < f.size(); ++j) {
-                f[j] = s.f0[j] + s.f1[j];
-                w[j] = s.w0[j] + s.w1[j];
+                f[j] += f1[j];
+                w[j] += w1_[j];
             }
         }
     }
@@ -739,12 +744,12 @@ Replicates resample(const Summary& full, const ResampleRequest& req) {
         return grid_at_least(nodes_per_sigma / std::min(plan.hint, req.band_sigma), 16, full.intervals);
     };
     const Groups pilot_groups(full.cells, plan.hint, req.kind, req.weights, full.weight_exp, 1);
-    const Base pilot_base(full, full.intervals, req.kind, pilot_groups);
+    const Base pilot_base(full, full.intervals, req.kind, BaseUse::Residual, pilot_groups);
     const Profiles pilot_work(pilot_base, full.intervals, req.kind, pilot_groups.count);
     // The pilot's σ* is solved on the summary's own grid; its bootstrap curves
     // come from a base sized like the other replicates' curves.
     std::optional<Base> pilot_curves;
-    if (curves && req.kind == ResampleKind::Bootstrap) pilot_curves.emplace(full, grid_for(kCurveNodesPerSigma), req.kind, pilot_groups);
+    if (curves && req.kind == ResampleKind::Bootstrap) pilot_curves.emplace(full, grid_for(kCurveNodesPerSigma), req.kind, BaseUse::Curves, pilot_groups);
     const Stage pilot_stage(plan, pilot_groups, pilot_work, pilot_work, pilot_curves ? *pilot_curves : pilot_base, 1);
     Outcome pilot;
     RunDraws draws;
@@ -759,12 +764,12 @@ Replicates resample(const Summary& full, const ResampleRequest& req) {
         const Groups groups(full.cells, plan.hint, req.kind, req.weights, full.weight_exp, req.count - 1);
         // Sized for the band σ also when no curves are asked: the same σ* then
         // come with and without them.
-        const Base fine_base(full, full.intervals, req.kind, groups);
+        const Base fine_base(full, full.intervals, req.kind, BaseUse::Residual, groups);
         const Profiles work(fine_base, grid_for(req.work_nodes_per_sigma > 0.0 ? req.work_nodes_per_sigma : kWorkNodesPerSigma),
                             req.kind, groups.count);
         const Profiles fine(fine_base, full.intervals, req.kind, groups.count);
         std::optional<Base> curve_base;
-        if (curves) curve_base.emplace(full, grid_for(kCurveNodesPerSigma), req.kind, groups);
+        if (curves) curve_base.emplace(full, grid_for(kCurveNodesPerSigma), req.kind, BaseUse::Curves, groups);
         const Stage stage(plan, groups, work, fine, curve_base ? *curve_base : fine_base, req.count - 1);
         const int nthreads = thread_count(req.threads, req.count - 1, 1);
         // Runs of 8 replicates per thread whose curves fill whole cache lines
