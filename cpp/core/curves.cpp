@@ -130,12 +130,12 @@ std::int64_t mesh_points(const Mapping& mapping, std::int64_t grid_intervals, st
     return (mapping.is_logit() ? mesh_intervals : std::min(mesh_intervals, grid_intervals)) + 1;
 }
 
-std::vector<double> mu_on_mesh(const std::vector<double>& weight, const std::vector<double>& label,
-                               const Mapping& mapping, std::int64_t mesh_intervals) {
-    std::vector<double> mu;
-    read_off(weight, label, mapping, mesh_intervals,
-             [&](double, double w, double l, double, double floor) { mu.push_back(mu_of(w, l, floor)); });
-    return mu;
+void mu_on_mesh(const std::vector<double>& weight, const std::vector<double>& label, const Mapping& mapping,
+                std::int64_t mesh_intervals, double* out, std::int64_t stride) {
+    read_off(weight, label, mapping, mesh_intervals, [&](double, double w, double l, double, double floor) {
+        *out = mu_of(w, l, floor);
+        out += stride;
+    });
 }
 
 }  // namespace smoothece

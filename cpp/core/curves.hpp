@@ -30,8 +30,9 @@ DiagramCurves curves_at(const Summary& full, double sigma, std::int64_t mesh_int
 
 // The mesh of curves read off a grid of `grid_intervals`: its number of points.
 std::int64_t mesh_points(const Mapping& mapping, std::int64_t grid_intervals, std::int64_t mesh_intervals);
-// μ̂ on that mesh from the smoothed weight and label sums at the grid's nodes.
-std::vector<double> mu_on_mesh(const std::vector<double>& weight, const std::vector<double>& label,
-                               const Mapping& mapping, std::int64_t mesh_intervals);
+// μ̂ on that mesh from the smoothed weight and label sums at the grid's
+// nodes, point m into out[m·stride] (a replicate's column of the band's table).
+void mu_on_mesh(const std::vector<double>& weight, const std::vector<double>& label, const Mapping& mapping,
+                std::int64_t mesh_intervals, double* out, std::int64_t stride);
 
 }  // namespace smoothece

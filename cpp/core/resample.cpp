@@ -214,12 +214,14 @@ struct Draw {
     double total_weight = 0.0;   // the replicate's Σw (scaled)
 };
 
-Draw draw_groups(const Groups& groups, ResampleKind kind, RandomStream& rng) {
-    Draw d;
+// Into d, whose arrays a thread reuses from replicate to replicate (every
+// factor is written).
+void draw_groups(const Groups& groups, ResampleKind kind, RandomStream& rng, Draw& d) {
     const auto n = static_cast<std::size_t>(groups.count);
-    d.s1.assign(n, 1.0);
+    d.total_weight = 0.0;
+    d.s1.resize(n);
     if (kind == ResampleKind::Bootstrap) {
-        d.s0.assign(n, 1.0);
+        d.s0.resize(n);
         for (std::size_t g = 0; g < n; ++g) {
             d.s0[g] = groups.bootstrap[0][g](rng);
             d.s1[g] = groups.bootstrap[1][g](rng);
@@ -248,7 +250,6 @@ Draw draw_groups(const Groups& groups, ResampleKind kind, RandomStream& rng) {
             if (draws[g].tabulated()) d.s1[g] = draws[g].from_uniform(uniform[g]);
         }
     }
-    return d;
 }
 
 // --- The replicate of a grid summary ------------------------------------------------------
@@ -574,8 +575,7 @@ struct RunDraws {
 
 // μ̂ = label/weight read off the mesh into mu[0], mu[count], mu[2·count], …
 void write_curve(const Plan& plan, const std::vector<double>& weight, const std::vector<double>& label, double* mu) {
-    const std::vector<double> on_mesh = mu_on_mesh(weight, label, plan.full->mapping, plan.request.mesh_intervals);
-    for (std::size_t m = 0; m < on_mesh.size(); ++m) mu[static_cast<std::int64_t>(m) * plan.request.count] = on_mesh[m];
+    mu_on_mesh(weight, label, plan.full->mapping, plan.request.mesh_intervals, mu, plan.request.count);
 }
 
 // One replicate from its stream; its curves into mu[0], mu[count], mu[2·count], … when asked
@@ -586,7 +586,8 @@ Outcome run_replicate(const Plan& plan, const Stage& stage, std::int64_t b, doub
     const Summary& full = *plan.full;
     const bool bootstrap = req.kind == ResampleKind::Bootstrap, curves = mu != nullptr;
     RandomStream rng(req.seed, stream_of(req.kind, b));
-    const Draw d = draw_groups(stage.groups, req.kind, rng);
+    thread_local Draw d;
+    draw_groups(stage.groups, req.kind, rng, d);
     thread_local std::vector<double> residual, fine_residual, r, F;
     const Profiles& work = stage.work;
     replicate_residual(work, d, req.kind, residual);
@@ -866,9 +867,7 @@ Replicates resample(const Atoms& atoms, const ResampleRequest& req, std::int64_t
                 for (std::size_t j = 0; j < w.size(); ++j) w[j] = s.w0[j] + s.w1[j];
                 Spectrum(w.data(), band_intervals).evaluate(req.band_sigma, weight.data(), nullptr);
                 Spectrum(s.w1.data(), band_intervals).evaluate(req.band_sigma, label.data(), nullptr);
-                const std::vector<double> on_mesh = mu_on_mesh(weight, label, atoms.mapping, req.mesh_intervals);
-                for (std::size_t m = 0; m < on_mesh.size(); ++m)
-                    out.mu[m * static_cast<std::size_t>(req.count) + static_cast<std::size_t>(b)] = on_mesh[m];
+                mu_on_mesh(weight, label, atoms.mapping, req.mesh_intervals, out.mu.data() + b, req.count);
             }
         }
     });
