@@ -937,14 +937,16 @@ void band_at(const double* values, std::int64_t count, double q_low, double q_hi
     if (valid > 4 * kSample && below + above < valid / 4) {
         double sample[kSample];
         for (std::size_t k = 0; k < kSample; ++k) sample[k] = valid_values[k * valid / kSample];
-        std::sort(sample, sample + kSample);
         // The sample's order statistic two standard deviations (and two more)
         // past the expected position of the last value needed.
         auto past = [&](std::size_t needed) {
             const double expected = static_cast<double>(needed) * kSample / static_cast<double>(valid);
             return std::min(kSample - 1, static_cast<std::size_t>(expected + 2.0 * std::sqrt(expected) + 2.0));
         };
-        const double low_cut = sample[past(below)], high_cut = sample[kSample - 1 - past(above)];
+        const std::size_t low_at = past(below), high_at = kSample - 1 - past(above);
+        std::nth_element(sample, sample + low_at, sample + kSample);
+        if (low_at < high_at) std::nth_element(sample + low_at + 1, sample + high_at, sample + kSample);
+        const double low_cut = sample[low_at], high_cut = sample[high_at];
         double* lows = scratch.data();
         double* highs = lows + valid;
         std::size_t n_low = 0, n_high = 0;
