@@ -102,6 +102,7 @@ public:
     static constexpr std::size_t kTableValues = std::size_t{1} << 21;
     static std::size_t table_budget(std::int64_t draws) { return draws >= kTableDraws ? kTableValues : 0; }
 
+    ConsistencyDraw() = default;
     // table_values: how many values the tables of this resampling may still
     // hold (0: none, when few replicates draw); a table's size is taken from it.
     ConsistencyDraw(double rows, double weight, double weight_sq, double weight_f, int weight_exp, WeightKind kind,
@@ -120,6 +121,7 @@ public:
                 } else {  // the budget is spent: this group and the rest draw by BTRD
                     table_ = BinomialTable();
                     table_values = 0;
+                    over_budget_ = true;
                 }
             }
             route_ = table_.tabulated() ? Route::Table : Route::Binomial;
@@ -132,6 +134,21 @@ public:
     // The tabulated route (BinomialTable) takes exactly one uniform, so a
     // replicate can draw it first and look it up later (from_uniform).
     bool tabulated() const { return route_ == Route::Table; }
+    std::size_t table_values() const { return table_.cdf().size(); }
+    bool over_budget() const { return over_budget_; }  // its table did not fit what was left
+    // Draws by BTRD instead: what a table beyond the budget does.
+    void drop_table() {
+        table_ = BinomialTable();
+        route_ = Route::Binomial;
+        binomial_ = Binomial(static_cast<std::int64_t>(n_), p_);
+    }
+    // About how many values a table of this group would hold: its binomial's
+    // ±9.9 sd, where f(k)/f(mode) falls below 2^−70 (0 for the other routes).
+    static double table_estimate(double rows, double weight, double weight_sq, double weight_f) {
+        if (!(weight > 0.0) || !(weight_f > 0.0) || !(weight_sq > 0.0)) return 0.0;
+        const double p = std::min(1.0, weight_f / weight), n = std::max(rows, weight * weight / weight_sq);
+        return 20.0 * std::sqrt(n * p * (1.0 - p)) + 2.0;
+    }
     double from_uniform(double u) const { return static_cast<double>(table_.at(u)) / n_ / p_; }
     const BinomialTable& table() const { return table_; }
 
@@ -150,6 +167,7 @@ public:
 private:
     enum class Route { Fixed, Table, Binomial, Bernoulli, Beta };
     Route route_ = Route::Fixed;
+    bool over_budget_ = false;
     double p_ = 1.0, n_ = 0.0;
     BinomialTable table_;
     Binomial binomial_{0, 0.0};
@@ -164,7 +182,8 @@ struct Groups {
     std::vector<ConsistencyDraw> consistency;  // for consistency replicates: each group's draw
 
     // draws: how many replicates will draw from the groups.
-    Groups(const ResampleCells& c, double hint, ResampleKind kind, WeightKind weights, int weight_exp, std::int64_t draws)
+    Groups(const ResampleCells& c, double hint, ResampleKind kind, WeightKind weights, int weight_exp, std::int64_t draws,
+           std::int64_t threads)
         : cells(c.cells) {
         per = std::max<std::int64_t>(1, static_cast<std::int64_t>(hint / kGroupsPerSigma * static_cast<double>(c.cells)));
         count = (c.cells + per - 1) / per;
@@ -191,14 +210,46 @@ struct Groups {
                     bootstrap[y].emplace_back(weight[y][g], weight_sq[y][g], weight_exp, weights);
             }
         } else {
-            consistency.reserve(static_cast<std::size_t>(count));
-            std::size_t table_values = ConsistencyDraw::table_budget(draws);
-            for (std::size_t g = 0; g < static_cast<std::size_t>(count); ++g)
-                consistency.emplace_back(rows[0][g] + rows[1][g], weight[0][g] + weight[1][g],
-                                         weight_sq[0][g] + weight_sq[1][g], weight_f[0][g] + weight_f[1][g],
-                                         weight_exp, weights, table_values);
+            consistency_draws(weights, weight_exp, draws, threads);
         }
     }
+    // Each group's consistency draw, its binomial tables taking the budget
+    // in group order (a table that does not fit, and every later one, draws
+    // by BTRD). Tables cost ~1.4 µs each (683 of them for 1e6 calibrated
+    // rows): where all of them surely fit (half the budget by their
+    // estimated sizes) runs of groups build theirs in parallel, and the
+    // budget is then taken in group order as one thread takes it.
+    void consistency_draws(WeightKind weights, int weight_exp, std::int64_t draws, std::int64_t threads) {
+        const std::size_t budget = ConsistencyDraw::table_budget(draws);
+        const auto n = static_cast<std::size_t>(count);
+        double estimate = 0.0;
+        for (std::size_t g = 0; g < n; ++g)
+            estimate += ConsistencyDraw::table_estimate(rows[0][g] + rows[1][g], weight[0][g] + weight[1][g],
+                                                        weight_sq[0][g] + weight_sq[1][g], weight_f[0][g] + weight_f[1][g]);
+        const int nthreads = budget > 0 && estimate <= 0.5 * static_cast<double>(budget) ? thread_count(threads, count, 64) : 1;
+        consistency.resize(n);
+        parallel_for(nthreads, [&](int t) {
+            std::size_t local = budget;  // a run's own budget: no thread holds more than one budget's tables
+            for (std::size_t g = n * static_cast<std::size_t>(t) / static_cast<std::size_t>(nthreads);
+                 g < n * static_cast<std::size_t>(t + 1) / static_cast<std::size_t>(nthreads); ++g)
+                consistency[g] = ConsistencyDraw(rows[0][g] + rows[1][g], weight[0][g] + weight[1][g],
+                                                 weight_sq[0][g] + weight_sq[1][g], weight_f[0][g] + weight_f[1][g],
+                                                 weight_exp, weights, local);
+        });
+        if (nthreads == 1) return;  // the budget was taken in group order already
+        std::size_t left = budget;
+        for (ConsistencyDraw& draw : consistency) {
+            if (draw.over_budget()) left = 0;  // over its run's budget, so over what is left of the whole
+            if (!draw.tabulated()) continue;
+            if (left > 0 && draw.table_values() <= left) {
+                left -= draw.table_values();
+            } else {
+                left = 0;
+                draw.drop_table();
+            }
+        }
+    }
+
     // The group of each node of a grid with g intervals (by the cell the node lies in).
     std::vector<std::int32_t> of_nodes(std::int64_t g) const {
         std::vector<std::int32_t> out(static_cast<std::size_t>(g + 1));
@@ -744,7 +795,7 @@ Replicates resample(const Summary& full, const ResampleRequest& req) {
     auto grid_for = [&](double nodes_per_sigma) {
         return grid_at_least(nodes_per_sigma / std::min(plan.hint, req.band_sigma), 16, full.intervals);
     };
-    const Groups pilot_groups(full.cells, plan.hint, req.kind, req.weights, full.weight_exp, 1);
+    const Groups pilot_groups(full.cells, plan.hint, req.kind, req.weights, full.weight_exp, 1, req.threads);
     const Base pilot_base(full, full.intervals, req.kind, BaseUse::Residual, pilot_groups);
     const Profiles pilot_work(pilot_base, full.intervals, req.kind, pilot_groups.count);
     // The pilot's σ* is solved on the summary's own grid; its bootstrap curves
@@ -762,7 +813,7 @@ Replicates resample(const Summary& full, const ResampleRequest& req) {
     plan.slope = pilot.slope;
 
     if (req.count > 1) {
-        const Groups groups(full.cells, plan.hint, req.kind, req.weights, full.weight_exp, req.count - 1);
+        const Groups groups(full.cells, plan.hint, req.kind, req.weights, full.weight_exp, req.count - 1, req.threads);
         // Sized for the band σ also when no curves are asked: the same σ* then
         // come with and without them.
         const Base fine_base(full, full.intervals, req.kind, BaseUse::Residual, groups);
