@@ -51,10 +51,10 @@ Loader loader_for(DType dtype) {
 // a positive mass to the sixth and mass[k]² to the seventh, for k in
 // [0, count), in row order: all in one visit to the cell, whose line a
 // second loop over the block would find gone from L1 (a block's 512 cells
-// fill it). With AVX2
-// four rows' powers are formed at once and transposed, and each add of the
-// four is one 32-byte read-modify-write; the products (m·λ, m·(λ·λ),
-// m·((λ·λ)·λ)) are the same either way, so both builds give identical sums.
+// fill it). With AVX2 four rows' powers are formed at once and transposed,
+// and each add of the four is one 32-byte read-modify-write; the products
+// (m·λ, m·(λ·λ), m·((λ·λ)·λ)) are the same either way, so both builds give
+// identical sums.
 template <bool kLinear = false, bool kWeighted = false>
 void add_powers(double* base, std::int64_t stride, const std::int32_t* slot, const double* lam, const double* mass,
                 std::int64_t count) {

@@ -318,22 +318,31 @@ struct Base {
 
     Base(const Summary& full, std::int64_t g, ResampleKind kind, BaseUse use, const Groups& groups)
         : intervals(g), group(groups.of_nodes(g)) {
-        auto on_grid = [&](const std::vector<double>& a) { return g == full.intervals ? a : rebin_nodes(a, g); };
+        // A summary array on this grid: itself, or rebinned into `rebinned`.
+        auto on_grid = [&](const std::vector<double>& a, std::vector<double>& rebinned) -> const std::vector<double>& {
+            if (g == full.intervals) return a;
+            rebinned = rebin_nodes(a, g);
+            return rebinned;
+        };
+        std::vector<double> scratch[4];
         if (kind == ResampleKind::Bootstrap) {
-            w0 = on_grid(full.w0);
-            w1 = on_grid(full.w1);
+            w0 = on_grid(full.w0, scratch[0]);
+            w1 = on_grid(full.w1, scratch[1]);
             if (use == BaseUse::Curves) return;  // a bootstrap curve reads the weights alone
-            f0 = on_grid(full.f0);
-            const std::vector<double> f1 = on_grid(full.f1);
+            f0 = on_grid(full.f0, scratch[2]);
+            const std::vector<double>& f1 = on_grid(full.f1, scratch[3]);
             w1_minus_f1.resize(w1.size());
             for (std::size_t j = 0; j < w1.size(); ++j) w1_minus_f1[j] = w1[j] - f1[j];
         } else {
-            f = on_grid(full.f0);
-            w = on_grid(full.w0);
-            const std::vector<double> f1 = on_grid(full.f1), w1_ = on_grid(full.w1);
+            const std::vector<double>& f_zero = on_grid(full.f0, scratch[0]);
+            const std::vector<double>& f_one = on_grid(full.f1, scratch[1]);
+            const std::vector<double>& w_zero = on_grid(full.w0, scratch[2]);
+            const std::vector<double>& w_one = on_grid(full.w1, scratch[3]);
+            f.resize(f_zero.size());
+            w.resize(w_zero.size());
             for (std::size_t j = 0; j < f.size(); ++j) {
-                f[j] += f1[j];
-                w[j] += w1_[j];
+                f[j] = f_zero[j] + f_one[j];
+                w[j] = w_zero[j] + w_one[j];
             }
         }
     }
