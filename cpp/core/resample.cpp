@@ -110,10 +110,8 @@ public:
         if (!(weight > 0.0) || !(weight_f > 0.0)) return;
         p_ = std::min(1.0, weight_f / weight);
         if (p_ >= 1.0) return;
-        n_ = weight * weight / weight_sq;  // effective rows
-        if (kind == WeightKind::Frequency) n_ = std::ldexp(weight, -weight_exp);
-        else if (std::fabs(n_ - rows) <= 1e-9 * rows) n_ = rows;  // equal weights: rows exactly
-        if (n_ == std::floor(n_) && n_ < 9.0e15) {
+        n_ = effective_rows(rows, weight, weight_sq, weight_exp, kind);
+        if (binomial_rows(n_)) {
             if (table_values > 0) {
                 table_ = BinomialTable(static_cast<std::int64_t>(n_), p_);
                 if (table_.cdf().size() <= table_values) {
@@ -144,10 +142,11 @@ public:
     }
     // About how many values a table of this group would hold: its binomial's
     // ±9.9 sd, where f(k)/f(mode) falls below 2^−70 (0 for the other routes).
-    static double table_estimate(double rows, double weight, double weight_sq, double weight_f) {
-        if (!(weight > 0.0) || !(weight_f > 0.0) || !(weight_sq > 0.0)) return 0.0;
-        const double p = std::min(1.0, weight_f / weight), n = std::max(rows, weight * weight / weight_sq);
-        return 20.0 * std::sqrt(n * p * (1.0 - p)) + 2.0;
+    static double table_estimate(double rows, double weight, double weight_sq, double weight_f, int weight_exp,
+                                 WeightKind kind) {
+        if (!(weight > 0.0) || !(weight_f > 0.0)) return 0.0;
+        const double p = std::min(1.0, weight_f / weight), n = effective_rows(rows, weight, weight_sq, weight_exp, kind);
+        return binomial_rows(n) ? 20.0 * std::sqrt(n * p * (1.0 - p)) + 2.0 : 0.0;
     }
     double from_uniform(double u) const { return static_cast<double>(table_.at(u)) / n_ / p_; }
     const BinomialTable& table() const { return table_; }
@@ -165,6 +164,15 @@ public:
     }
 
 private:
+    // The rows a group's positive weight counts as Binomial or Beta draws of.
+    static double effective_rows(double rows, double weight, double weight_sq, int weight_exp, WeightKind kind) {
+        if (kind == WeightKind::Frequency) return std::ldexp(weight, -weight_exp);
+        const double n = weight * weight / weight_sq;
+        return std::fabs(n - rows) <= 1e-9 * rows ? rows : n;  // equal weights: rows exactly
+    }
+    // Whole rows: the Binomial routes (table or BTRD), else Bernoulli or Beta.
+    static bool binomial_rows(double n) { return n == std::floor(n) && n < 9.0e15; }
+
     enum class Route { Fixed, Table, Binomial, Bernoulli, Beta };
     Route route_ = Route::Fixed;
     bool over_budget_ = false;
@@ -222,18 +230,18 @@ struct Groups {
     void consistency_draws(WeightKind weights, int weight_exp, std::int64_t draws, std::int64_t threads) {
         const std::size_t budget = ConsistencyDraw::table_budget(draws);
         const auto n = static_cast<std::size_t>(count);
+        auto both = [](const std::vector<double> (&by_label)[2], std::size_t g) { return by_label[0][g] + by_label[1][g]; };
         double estimate = 0.0;
         for (std::size_t g = 0; g < n; ++g)
-            estimate += ConsistencyDraw::table_estimate(rows[0][g] + rows[1][g], weight[0][g] + weight[1][g],
-                                                        weight_sq[0][g] + weight_sq[1][g], weight_f[0][g] + weight_f[1][g]);
+            estimate += ConsistencyDraw::table_estimate(both(rows, g), both(weight, g), both(weight_sq, g), both(weight_f, g),
+                                                        weight_exp, weights);
         const int nthreads = budget > 0 && estimate <= 0.5 * static_cast<double>(budget) ? thread_count(threads, count, 64) : 1;
         consistency.resize(n);
         parallel_for(nthreads, [&](int t) {
             std::size_t local = budget;  // a run's own budget: no thread holds more than one budget's tables
             for (std::size_t g = n * static_cast<std::size_t>(t) / static_cast<std::size_t>(nthreads);
                  g < n * static_cast<std::size_t>(t + 1) / static_cast<std::size_t>(nthreads); ++g)
-                consistency[g] = ConsistencyDraw(rows[0][g] + rows[1][g], weight[0][g] + weight[1][g],
-                                                 weight_sq[0][g] + weight_sq[1][g], weight_f[0][g] + weight_f[1][g],
+                consistency[g] = ConsistencyDraw(both(rows, g), both(weight, g), both(weight_sq, g), both(weight_f, g),
                                                  weight_exp, weights, local);
         });
         if (nthreads == 1) return;  // the budget was taken in group order already
