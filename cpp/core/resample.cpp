@@ -188,6 +188,8 @@ struct Groups {
     std::vector<double> rows[2], weight[2], weight_sq[2], weight_f[2];
     std::vector<BootstrapDraw> bootstrap[2];    // for bootstrap replicates: each group's draw per label
     std::vector<ConsistencyDraw> consistency;  // for consistency replicates: each group's draw
+    std::vector<std::uint8_t> tabulated;       // … and whether it is a table lookup
+    double total_weight = 0.0;                 // Σw of all groups, summed in group order
 
     // draws: how many replicates will draw from the groups.
     Groups(const ResampleCells& c, double hint, ResampleKind kind, WeightKind weights, int weight_exp, std::int64_t draws,
@@ -211,6 +213,7 @@ struct Groups {
                 weight_f[y][g] += c.weight_f[slot];
             }
         }
+        for (std::size_t g = 0; g < static_cast<std::size_t>(count); ++g) total_weight += weight[0][g] + weight[1][g];
         if (kind == ResampleKind::Bootstrap) {
             for (int y = 0; y < 2; ++y) {
                 bootstrap[y].reserve(static_cast<std::size_t>(count));
@@ -244,18 +247,21 @@ struct Groups {
                 consistency[g] = ConsistencyDraw(both(rows, g), both(weight, g), both(weight_sq, g), both(weight_f, g),
                                                  weight_exp, weights, local);
         });
-        if (nthreads == 1) return;  // the budget was taken in group order already
-        std::size_t left = budget;
-        for (ConsistencyDraw& draw : consistency) {
-            if (draw.over_budget()) left = 0;  // over its run's budget, so over what is left of the whole
-            if (!draw.tabulated()) continue;
-            if (left > 0 && draw.table_values() <= left) {
-                left -= draw.table_values();
-            } else {
-                left = 0;
-                draw.drop_table();
+        if (nthreads > 1) {  // (one thread took the budget in group order already)
+            std::size_t left = budget;
+            for (ConsistencyDraw& draw : consistency) {
+                if (draw.over_budget()) left = 0;  // over its run's budget, so over what is left of the whole
+                if (!draw.tabulated()) continue;
+                if (left > 0 && draw.table_values() <= left) {
+                    left -= draw.table_values();
+                } else {
+                    left = 0;
+                    draw.drop_table();
+                }
             }
         }
+        tabulated.resize(n);
+        for (std::size_t g = 0; g < n; ++g) tabulated[g] = consistency[g].tabulated();
     }
 
     // The group of each node of a grid with g intervals (by the cell the node lies in).
@@ -274,40 +280,48 @@ struct Draw {
 };
 
 // Into d, whose arrays a thread reuses from replicate to replicate (every
-// factor is written).
+// factor is written). Sums in locals, through plain pointers: d and the
+// uniforms are thread_local, whose addresses the loops would otherwise
+// fetch (__tls_get_addr) and whose sums they would store, at every group.
 void draw_groups(const Groups& groups, ResampleKind kind, RandomStream& rng, Draw& d) {
     const auto n = static_cast<std::size_t>(groups.count);
-    d.total_weight = 0.0;
     d.s1.resize(n);
+    double* s1 = d.s1.data();
     if (kind == ResampleKind::Bootstrap) {
         d.s0.resize(n);
+        double* s0 = d.s0.data();
+        const double *w0 = groups.weight[0].data(), *w1 = groups.weight[1].data();
+        double total = 0.0;
         for (std::size_t g = 0; g < n; ++g) {
-            d.s0[g] = groups.bootstrap[0][g](rng);
-            d.s1[g] = groups.bootstrap[1][g](rng);
-            d.total_weight += d.s0[g] * groups.weight[0][g] + d.s1[g] * groups.weight[1][g];
+            s0[g] = groups.bootstrap[0][g](rng);
+            s1[g] = groups.bootstrap[1][g](rng);
+            total += s0[g] * w0[g] + s1[g] * w1[g];
         }
-    } else {
-        // Two passes, the words taken in the same order as in one: the
-        // tabulated groups' lookups come after all draws, so their cache
-        // misses overlap instead of waiting on the generator one by one,
-        // each table's guide asked for 2·kAhead groups early and its search's
-        // start kAhead groups early.
-        thread_local std::vector<double> uniform;
-        uniform.resize(n);
-        for (std::size_t g = 0; g < n; ++g) {
-            const ConsistencyDraw& draw = groups.consistency[g];
-            if (draw.tabulated()) uniform[g] = rng.uniform();
-            else d.s1[g] = draw(rng);
-            d.total_weight += groups.weight[0][g] + groups.weight[1][g];
-        }
-        constexpr std::size_t kAhead = 8;
-        const std::vector<ConsistencyDraw>& draws = groups.consistency;
-        for (std::size_t g = 0; g < n; ++g) {
-            if (g + 2 * kAhead < n && draws[g + 2 * kAhead].tabulated())
-                draws[g + 2 * kAhead].table().prefetch_guide(uniform[g + 2 * kAhead]);
-            if (g + kAhead < n && draws[g + kAhead].tabulated()) draws[g + kAhead].table().prefetch_search(uniform[g + kAhead]);
-            if (draws[g].tabulated()) d.s1[g] = draws[g].from_uniform(uniform[g]);
-        }
+        d.total_weight = total;
+        return;
+    }
+    // Two passes, the words taken in the same order as in one: the
+    // tabulated groups' lookups come after all draws, so their cache
+    // misses overlap instead of waiting on the generator one by one,
+    // each table's guide asked for 2·kAhead groups early and its search's
+    // start kAhead groups early. (A consistency replicate keeps every
+    // group's weight: its total is the groups'.)
+    d.total_weight = groups.total_weight;
+    thread_local std::vector<double> uniforms;
+    uniforms.resize(n);
+    double* uniform = uniforms.data();
+    const ConsistencyDraw* draws = groups.consistency.data();
+    const std::uint8_t* tabulated = groups.tabulated.data();
+    for (std::size_t g = 0; g < n; ++g) {
+        if (tabulated[g]) uniform[g] = rng.uniform();
+        else s1[g] = draws[g](rng);
+    }
+    constexpr std::size_t kAhead = 8;
+    for (std::size_t g = 0; g < n; ++g) {
+        if (g + 2 * kAhead < n && tabulated[g + 2 * kAhead])
+            draws[g + 2 * kAhead].table().prefetch_guide(uniform[g + 2 * kAhead]);
+        if (g + kAhead < n && tabulated[g + kAhead]) draws[g + kAhead].table().prefetch_search(uniform[g + kAhead]);
+        if (tabulated[g]) s1[g] = draws[g].from_uniform(uniform[g]);
     }
 }
 
@@ -386,9 +400,17 @@ std::array<double, 6> quintic_weights(double lam) {
 // the wrong factor (a node's width of it, 1/8 to 1/4 of a group's on the old
 // 8-nodes-per-σ grids: replicate σ* moved by up to 4% with the grid).
 // Arrays: bootstrap w1 − f1 and f0; consistency f.
+//
+// Stored node by node: node k takes the parts of the groups group[k],
+// group[k] + 1, … (a run: the groups' windows move monotonically along the
+// grid), values offset[k] … offset[k + 1] − 1, so that a replicate sums each
+// node's parts in registers and writes it once. (Group by group, the
+// overlapping windows' read-modify-writes of each node missed store
+// forwarding: a tenth of a consistency replicate.)
 struct Profiles {
     std::int64_t intervals = 0;
-    std::vector<std::int64_t> first, offset;  // per group: its first node; where its values start (count + 1)
+    std::vector<std::int32_t> group;     // per node: its first group
+    std::vector<std::int64_t> offset;    // per node: where its values start (nodes + 1)
     std::vector<double> values[2];
 
     Profiles(const Base& fine, std::int64_t coarse, ResampleKind kind, std::int64_t groups) : intervals(coarse) {
@@ -403,8 +425,9 @@ struct Profiles {
             lam = static_cast<double>(whole - q * g) / static_cast<double>(g);
             return q;
         };
-        first.assign(static_cast<std::size_t>(groups), 0);
-        offset.assign(static_cast<std::size_t>(groups + 1), 0);
+        // Each group's window of coarse nodes [lo, hi] and its values there.
+        std::vector<std::int64_t> lo_of(static_cast<std::size_t>(groups)), hi_of(lo_of.size()), at_of(lo_of.size() + 1, 0);
+        std::vector<double> windows[2];
         std::vector<double> scratch[2];
         for (int a = 0; a < count; ++a) scratch[a].assign(static_cast<std::size_t>(coarse + 1), 0.0);
         std::int64_t end = 0;  // the groups' nodes are runs, in order
@@ -433,13 +456,42 @@ struct Profiles {
                         scratch[a][static_cast<std::size_t>(reflected_node(q - 2 + static_cast<std::int64_t>(k), coarse))] += v * w[k];
                 }
             }
-            first[static_cast<std::size_t>(grp)] = lo;
-            offset[static_cast<std::size_t>(grp + 1)] = offset[static_cast<std::size_t>(grp)] + std::max<std::int64_t>(0, hi - lo + 1);
+            const auto u = static_cast<std::size_t>(grp);
+            if (begin == end) {  // no nodes: an empty window where the last one starts, keeping them in order
+                lo = u > 0 ? lo_of[u - 1] : 0;
+                hi = lo - 1;
+            }
+            lo_of[u] = lo;
+            hi_of[u] = hi;
+            at_of[u + 1] = at_of[u] + (hi_of[u] - lo + 1);
             for (int a = 0; a < count; ++a) {
                 for (std::int64_t k = lo; k <= hi; ++k) {
-                    values[a].push_back(scratch[a][static_cast<std::size_t>(k)]);
+                    windows[a].push_back(scratch[a][static_cast<std::size_t>(k)]);
                     scratch[a][static_cast<std::size_t>(k)] = 0.0;
                 }
+            }
+        }
+        // Node k's groups: from the first whose window reaches k to the last
+        // that starts at or before it (0 where a group in between misses k).
+        const auto nodes = static_cast<std::size_t>(coarse + 1);
+        group.assign(nodes, 0);
+        offset.assign(nodes + 1, 0);
+        std::size_t first_reaching = 0;
+        for (std::size_t k = 0; k < nodes; ++k) {
+            const auto node = static_cast<std::int64_t>(k);
+            while (first_reaching < lo_of.size() && hi_of[first_reaching] < node) ++first_reaching;
+            std::size_t end_group = first_reaching;
+            while (end_group < lo_of.size() && lo_of[end_group] <= node) ++end_group;
+            group[k] = static_cast<std::int32_t>(first_reaching);
+            offset[k + 1] = offset[k] + static_cast<std::int64_t>(end_group - first_reaching);
+        }
+        for (int a = 0; a < count; ++a) values[a].assign(static_cast<std::size_t>(offset[nodes]), 0.0);
+        for (std::size_t grp = 0; grp < lo_of.size(); ++grp) {
+            for (std::int64_t k = lo_of[grp]; k <= hi_of[grp]; ++k) {
+                const auto node = static_cast<std::size_t>(k);
+                const auto slot = static_cast<std::size_t>(offset[node]) + (grp - static_cast<std::size_t>(group[node]));
+                for (int a = 0; a < count; ++a)
+                    values[a][slot] = windows[a][static_cast<std::size_t>(at_of[grp] + (k - lo_of[grp]))];
             }
         }
     }
@@ -458,22 +510,26 @@ void replicate_weights(const Base& base, const Draw& d, std::vector<double>& wei
     }
 }
 
-// The replicate's residual masses on the profiles' grid.
+// The replicate's residual masses on the profiles' grid: each node's parts
+// summed in group order.
 void replicate_residual(const Profiles& p, const Draw& d, ResampleKind kind, std::vector<double>& residual) {
-    residual.assign(static_cast<std::size_t>(p.intervals + 1), 0.0);
+    const auto nodes = static_cast<std::size_t>(p.intervals + 1);
+    residual.resize(nodes);
     const bool bootstrap = kind == ResampleKind::Bootstrap;
-    for (std::size_t g = 0; g < p.first.size(); ++g) {
-        double* out = residual.data() + p.first[g];
-        const auto begin = static_cast<std::size_t>(p.offset[g]), count = static_cast<std::size_t>(p.offset[g + 1]) - begin;
+    for (std::size_t k = 0; k < nodes; ++k) {
+        const auto begin = static_cast<std::size_t>(p.offset[k]), count = static_cast<std::size_t>(p.offset[k + 1]) - begin;
+        const auto first = static_cast<std::size_t>(p.group[k]);
         const double* v0 = p.values[0].data() + begin;
+        const double* s1 = d.s1.data() + first;
+        double sum = 0.0;
         if (bootstrap) {
             const double* v1 = p.values[1].data() + begin;
-            const double s1 = d.s1[g], s0 = d.s0[g];
-            for (std::size_t i = 0; i < count; ++i) out[i] += s1 * v0[i] - s0 * v1[i];
+            const double* s0 = d.s0.data() + first;
+            for (std::size_t i = 0; i < count; ++i) sum += s1[i] * v0[i] - s0[i] * v1[i];
         } else {
-            const double change = d.s1[g] - 1.0;
-            for (std::size_t i = 0; i < count; ++i) out[i] += change * v0[i];
+            for (std::size_t i = 0; i < count; ++i) sum += (s1[i] - 1.0) * v0[i];
         }
+        residual[k] = sum;
     }
 }
 
