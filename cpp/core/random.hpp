@@ -360,10 +360,7 @@ public:
     RandomStream(std::uint64_t seed, std::uint64_t stream) : key_{seed, stream} {}
 
     std::uint64_t next_u64() {
-        if (next_word_ == 4) {
-            block_ = philox4x64_10({block_index_++, 0, 0, 0}, key_);
-            next_word_ = 0;
-        }
+        if (next_word_ == 4) next_block();
         return block_[static_cast<std::size_t>(next_word_++)];
     }
 
@@ -494,6 +491,13 @@ private:
                 detail::poisson_log_pmf(mean, k, offset + 1.0 - frac))
                 return k;
         }
+    }
+
+    // Apart from next_u64, so that its common case (a word of the block at
+    // hand) inlines into the samplers.
+    void next_block() {
+        block_ = philox4x64_10({block_index_++, 0, 0, 0}, key_);
+        next_word_ = 0;
     }
 
     std::array<std::uint64_t, 2> key_;
