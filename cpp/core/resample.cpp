@@ -96,9 +96,9 @@ private:
 class ConsistencyDraw {
 public:
     // Tables where each is drawn this often (one costs about as much as
-    // 20 BTRD draws: ~3 ns a value, ~300 values), up to this many values in
-    // all (~20 MB with the guides; calibrated data at 1e7 rows needs ~1e6).
-    static constexpr std::int64_t kTableDraws = 32;
+    // 50 BTRD draws: ~10 ns a value, ~400 values), up to this many values in
+    // all (16 MB; calibrated data at 1e7 rows needs ~1e6).
+    static constexpr std::int64_t kTableDraws = 64;
     static constexpr std::size_t kTableValues = std::size_t{1} << 21;
     static std::size_t table_budget(std::int64_t draws) { return draws >= kTableDraws ? kTableValues : 0; }
 
@@ -114,8 +114,8 @@ public:
         if (binomial_rows(n_)) {
             if (table_values > 0) {
                 table_ = BinomialTable(static_cast<std::int64_t>(n_), p_);
-                if (table_.cdf().size() <= table_values) {
-                    table_values -= table_.cdf().size();
+                if (table_.size() <= table_values) {
+                    table_values -= table_.size();
                 } else {  // the budget is spent: this group and the rest draw by BTRD
                     table_ = BinomialTable();
                     table_values = 0;
@@ -123,16 +123,17 @@ public:
                 }
             }
             route_ = table_.tabulated() ? Route::Table : Route::Binomial;
+            per_positive_ = 1.0 / (n_ * p_);
             if (route_ == Route::Binomial) binomial_ = Binomial(static_cast<std::int64_t>(n_), p_);
         } else {
             route_ = n_ <= 1.0 + 1e-12 ? Route::Bernoulli : Route::Beta;
         }
     }
 
-    // The tabulated route (BinomialTable) takes exactly one uniform, so a
-    // replicate can draw it first and look it up later (from_uniform).
+    // The tabulated route (BinomialTable) takes exactly one word, so a
+    // replicate can draw it first and look it up later (from_word).
     bool tabulated() const { return route_ == Route::Table; }
-    std::size_t table_values() const { return table_.cdf().size(); }
+    std::size_t table_values() const { return table_.size(); }
     bool over_budget() const { return over_budget_; }  // its table did not fit what was left
     // Draws by BTRD instead: what a table beyond the budget does.
     void drop_table() {
@@ -148,14 +149,14 @@ public:
         const double p = std::min(1.0, weight_f / weight), n = effective_rows(rows, weight, weight_sq, weight_exp, kind);
         return binomial_rows(n) ? 20.0 * std::sqrt(n * p * (1.0 - p)) + 2.0 : 0.0;
     }
-    double from_uniform(double u) const { return static_cast<double>(table_.at(u)) / n_ / p_; }
+    double from_word(std::uint64_t word) const { return static_cast<double>(table_.at(word)) * per_positive_; }
     const BinomialTable& table() const { return table_; }
 
     double operator()(RandomStream& rng) const {
         double positive;
         switch (route_) {
         case Route::Fixed: return 1.0;
-        case Route::Table: return from_uniform(rng.uniform());
+        case Route::Table: return from_word(rng.next_u64());
         case Route::Binomial: positive = static_cast<double>(binomial_(rng)) / n_; break;
         case Route::Bernoulli: positive = rng.uniform() < p_ ? 1.0 : 0.0; break;
         default: positive = rng.beta(p_ * (n_ - 1.0), (1.0 - p_) * (n_ - 1.0));
@@ -177,6 +178,7 @@ private:
     Route route_ = Route::Fixed;
     bool over_budget_ = false;
     double p_ = 1.0, n_ = 0.0;
+    double per_positive_ = 0.0;  // 1/(np): the table's value as a multiple of its mean (no division a draw)
     BinomialTable table_;
     Binomial binomial_{0, 0.0};
 };
@@ -301,28 +303,26 @@ void draw_groups(const Groups& groups, ResampleKind kind, RandomStream& rng, Dra
         return;
     }
     // Two passes, the words taken in the same order as in one: the
-    // tabulated groups' lookups come after all draws, so their cache
-    // misses overlap instead of waiting on the generator one by one,
-    // each table's guide asked for 2·kAhead groups early and its search's
-    // start kAhead groups early. (A consistency replicate keeps every
-    // group's weight: its total is the groups'.)
+    // tabulated groups' lookups come after all draws, each entry asked for
+    // as its word is drawn, so that their cache misses overlap instead of
+    // waiting on the generator one by one. (A consistency replicate keeps
+    // every group's weight: its total is the groups'.)
     d.total_weight = groups.total_weight;
-    thread_local std::vector<double> uniforms;
-    uniforms.resize(n);
-    double* uniform = uniforms.data();
+    thread_local std::vector<std::uint64_t> table_words;
+    table_words.resize(n);
+    std::uint64_t* word = table_words.data();
     const ConsistencyDraw* draws = groups.consistency.data();
     const std::uint8_t* tabulated = groups.tabulated.data();
     for (std::size_t g = 0; g < n; ++g) {
-        if (tabulated[g]) uniform[g] = rng.uniform();
-        else s1[g] = draws[g](rng);
+        if (tabulated[g]) {
+            word[g] = rng.next_u64();
+            draws[g].table().prefetch(word[g]);
+        } else {
+            s1[g] = draws[g](rng);
+        }
     }
-    constexpr std::size_t kAhead = 8;
-    for (std::size_t g = 0; g < n; ++g) {
-        if (g + 2 * kAhead < n && tabulated[g + 2 * kAhead])
-            draws[g + 2 * kAhead].table().prefetch_guide(uniform[g + 2 * kAhead]);
-        if (g + kAhead < n && tabulated[g + kAhead]) draws[g + kAhead].table().prefetch_search(uniform[g + kAhead]);
-        if (tabulated[g]) s1[g] = draws[g].from_uniform(uniform[g]);
-    }
+    for (std::size_t g = 0; g < n; ++g)
+        if (tabulated[g]) s1[g] = draws[g].from_word(word[g]);
 }
 
 // --- The replicate of a grid summary ------------------------------------------------------

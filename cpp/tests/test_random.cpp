@@ -627,9 +627,10 @@ void test_binomial() {
     }
 }
 
-// BinomialTable: its distribution function against the exact one (long
-// double, from lgamma at the low end and the ratios upwards), every step edge
-// of its lookup, its draws by chi-square, one word a draw, and its limits.
+// BinomialTable: the probabilities its alias slots draw with against the
+// exact ones (long double, from lgamma at the low end and the ratios
+// upwards), every slot's edge (the words whose fraction lies just below and at
+// its threshold), its draws by chi-square, one word a draw, and its limits.
 void test_binomial_table() {
     RandomStream s(14, 0);
     const std::pair<std::int64_t, double> cases[] = {{1, 0.3},       {20, 0.3},      {1000, 0.5},
@@ -642,7 +643,7 @@ void test_binomial_table() {
         const BinomialTable table(n, p);
         check(table.tabulated(), name + ": tabulated");
         if (!table.tabulated()) continue;
-        const std::vector<double>& cdf = table.cdf();
+        const std::vector<double> drawn = table.probabilities();
         const double mean = static_cast<double>(n) * p, sd = std::sqrt(mean * (1.0 - p));
         const auto lo = static_cast<std::int64_t>(std::max(0.0, std::floor(mean - 40.0 * sd - 40.0)));
         const auto hi = static_cast<std::int64_t>(std::min(static_cast<double>(n), std::ceil(mean + 40.0 * sd + 40.0)));
@@ -652,26 +653,40 @@ void test_binomial_table() {
         const std::vector<long double> pmf = pmf_by_ratios(lo, hi, log_first, [&](std::int64_t j) {
             return static_cast<long double>(n - j) / static_cast<long double>(j + 1) * lp / lq;
         });
-        long double below = 0.0L;  // exact P(K < first)
-        for (std::int64_t k = lo; k < table.first(); ++k) below += pmf[static_cast<std::size_t>(k - lo)];
-        long double exact = below, worst = 0.0L;
-        for (std::size_t i = 0; i < cdf.size(); ++i) {
-            exact += pmf[static_cast<std::size_t>(table.first() + static_cast<std::int64_t>(i) - lo)];
-            worst = std::max(worst, std::fabs(static_cast<long double>(cdf[i]) - exact));
+        long double outside = 0.0L, worst = 0.0L;  // exact P(K outside the table), within mean ± 40 sd
+        const std::int64_t last = table.first() + static_cast<std::int64_t>(drawn.size()) - 1;
+        for (std::int64_t k = lo; k <= hi; ++k) {
+            const long double exact = pmf[static_cast<std::size_t>(k - lo)];
+            if (k < table.first() || k > last) outside += exact;
+            else worst = std::max(worst, std::fabs(static_cast<long double>(drawn[static_cast<std::size_t>(k - table.first())]) - exact));
         }
-        check(worst < 1e-14L && below < 1e-17L,
-              name + ": distribution function within 1e-14 of the exact one (worst " + fmt(static_cast<double>(worst)) +
-                  "; mass below the table " + fmt(static_cast<double>(below)) + ")");
-        // Each step edge: u just below cdf[i] gives value i, u = cdf[i] the next.
+        check(worst < 1e-14L && outside < 1e-20L,
+              name + ": probabilities within 1e-14 of the exact ones (worst " + fmt(static_cast<double>(worst)) +
+                  "; mass outside the table " + fmt(static_cast<double>(outside)) + ")");
+#if defined(__SIZEOF_INT128__)
+        // Slot i takes the words w with ⌊wK/2^64⌋ = i; its fraction is wK mod
+        // 2^64. The last word whose fraction lies below the threshold T draws
+        // first + i, the next one (fraction ≥ T) first + alias(i).
+        __extension__ typedef unsigned __int128 wide;
+        const auto K = static_cast<wide>(drawn.size());
         bool edges = true;
-        for (std::size_t i = 0; i < cdf.size(); ++i) {
-            const std::int64_t value = table.first() + static_cast<std::int64_t>(i);
-            const double before = std::nextafter(cdf[i], 0.0);
-            if (i == 0 || before >= cdf[i - 1]) edges = edges && table.at(before) == value;
-            if (i + 1 < cdf.size() && cdf[i] < cdf[i + 1]) edges = edges && table.at(cdf[i]) == value + 1;
+        for (std::size_t i = 0; i < drawn.size(); ++i) {
+            const wide start = static_cast<wide>(i) << 64, T = table.threshold(i);
+            const auto own = table.first() + static_cast<std::int64_t>(i);
+            const auto other = table.first() + static_cast<std::int64_t>(table.alias(i));
+            const wide first_word = (start + K - 1) / K;  // the slot's first word
+            const auto word = [](wide w) { return static_cast<std::uint64_t>(w); };
+            const wide below = T > 0 ? (start + T - 1) / K : 0;  // the last word with wK ≤ start + T − 1
+            if (T > 0 && below >= first_word) {
+                edges = edges && table.at(word(below)) == own;
+                if ((below + 1) * K < start + (wide{1} << 64)) edges = edges && table.at(word(below + 1)) == other;
+            } else {  // no word of the slot has a fraction below T
+                edges = edges && table.at(word(first_word)) == other;
+            }
         }
-        edges = edges && table.at(0.0) == table.first() && table.at(1.0 - 0x1p-53) <= n;
-        check(edges, name + ": every step edge of the lookup");
+        edges = edges && table.at(0) == table.first() + (table.threshold(0) > 0 ? 0 : static_cast<std::int64_t>(table.alias(0)));
+        check(edges, name + ": every slot's edge");
+#endif
         const int draws = 1000000;
         std::vector<std::int64_t> k(draws);
         for (auto& v : k) v = table(s);
