@@ -401,16 +401,15 @@ std::array<double, 6> quintic_weights(double lam) {
 // 8-nodes-per-σ grids: replicate σ* moved by up to 4% with the grid).
 // Arrays: bootstrap w1 − f1 and f0; consistency f.
 //
-// Stored node by node: node k takes the parts of the groups group[k],
-// group[k] + 1, … (a run: the groups' windows move monotonically along the
-// grid), values offset[k] … offset[k + 1] − 1, so that a replicate sums each
-// node's parts in registers and writes it once. (Group by group, the
+// Stored node by node: node k takes the parts of the groups group[k] …
+// group[k] + width − 1 (a run: the groups' windows move monotonically along
+// the grid), values k·width … (k + 1)·width − 1, so that a replicate sums
+// each node's parts in registers and writes it once. (Group by group, the
 // overlapping windows' read-modify-writes of each node missed store
 // forwarding: a tenth of a consistency replicate.)
 struct Profiles {
-    std::int64_t intervals = 0;
-    std::vector<std::int32_t> group;     // per node: its first group
-    std::vector<std::int64_t> offset;    // per node: where its values start (nodes + 1)
+    std::int64_t intervals = 0, width = 0;
+    std::vector<std::int32_t> group;  // per node: the first of its run of groups
     std::vector<double> values[2];
 
     Profiles(const Base& fine, std::int64_t coarse, ResampleKind kind, std::int64_t groups) : intervals(coarse) {
@@ -472,24 +471,31 @@ struct Profiles {
             }
         }
         // Node k's groups: from the first whose window reaches k to the last
-        // that starts at or before it (0 where a group in between misses k).
+        // that starts at or before it, padded to a run of `width` groups (the
+        // most any node has; moved back at the last group), with 0 where a
+        // group misses k: every node sums the same number of parts, so the
+        // replicate's loop over them is always predicted.
         const auto nodes = static_cast<std::size_t>(coarse + 1);
-        group.assign(nodes, 0);
-        offset.assign(nodes + 1, 0);
+        const auto group_count = lo_of.size();
+        std::vector<std::size_t> reach(nodes);
         std::size_t first_reaching = 0;
         for (std::size_t k = 0; k < nodes; ++k) {
             const auto node = static_cast<std::int64_t>(k);
-            while (first_reaching < lo_of.size() && hi_of[first_reaching] < node) ++first_reaching;
+            while (first_reaching < group_count && hi_of[first_reaching] < node) ++first_reaching;
             std::size_t end_group = first_reaching;
-            while (end_group < lo_of.size() && lo_of[end_group] <= node) ++end_group;
-            group[k] = static_cast<std::int32_t>(first_reaching);
-            offset[k + 1] = offset[k] + static_cast<std::int64_t>(end_group - first_reaching);
+            while (end_group < group_count && lo_of[end_group] <= node) ++end_group;
+            reach[k] = first_reaching;
+            width = std::max(width, static_cast<std::int64_t>(end_group - first_reaching));
         }
-        for (int a = 0; a < count; ++a) values[a].assign(static_cast<std::size_t>(offset[nodes]), 0.0);
-        for (std::size_t grp = 0; grp < lo_of.size(); ++grp) {
+        const auto w = static_cast<std::size_t>(width);
+        group.resize(nodes);
+        for (std::size_t k = 0; k < nodes; ++k)
+            group[k] = static_cast<std::int32_t>(std::min(reach[k], group_count - std::min(w, group_count)));
+        for (int a = 0; a < count; ++a) values[a].assign(nodes * w, 0.0);
+        for (std::size_t grp = 0; grp < group_count; ++grp) {
             for (std::int64_t k = lo_of[grp]; k <= hi_of[grp]; ++k) {
                 const auto node = static_cast<std::size_t>(k);
-                const auto slot = static_cast<std::size_t>(offset[node]) + (grp - static_cast<std::size_t>(group[node]));
+                const auto slot = node * w + (grp - static_cast<std::size_t>(group[node]));
                 for (int a = 0; a < count; ++a)
                     values[a][slot] = windows[a][static_cast<std::size_t>(at_of[grp] + (k - lo_of[grp]))];
             }
@@ -513,24 +519,28 @@ void replicate_weights(const Base& base, const Draw& d, std::vector<double>& wei
 // The replicate's residual masses on the profiles' grid: each node's parts
 // summed in group order.
 void replicate_residual(const Profiles& p, const Draw& d, ResampleKind kind, std::vector<double>& residual) {
-    const auto nodes = static_cast<std::size_t>(p.intervals + 1);
+    const auto nodes = static_cast<std::size_t>(p.intervals + 1), width = static_cast<std::size_t>(p.width);
     residual.resize(nodes);
-    const bool bootstrap = kind == ResampleKind::Bootstrap;
-    for (std::size_t k = 0; k < nodes; ++k) {
-        const auto begin = static_cast<std::size_t>(p.offset[k]), count = static_cast<std::size_t>(p.offset[k + 1]) - begin;
-        const auto first = static_cast<std::size_t>(p.group[k]);
-        const double* v0 = p.values[0].data() + begin;
-        const double* s1 = d.s1.data() + first;
-        double sum = 0.0;
-        if (bootstrap) {
-            const double* v1 = p.values[1].data() + begin;
-            const double* s0 = d.s0.data() + first;
-            for (std::size_t i = 0; i < count; ++i) sum += s1[i] * v0[i] - s0[i] * v1[i];
-        } else {
-            for (std::size_t i = 0; i < count; ++i) sum += (s1[i] - 1.0) * v0[i];
+    const std::int32_t* group = p.group.data();
+    const double *v0 = p.values[0].data(), *v1 = p.values[1].data(), *s0 = d.s0.data(), *s1 = d.s1.data();
+    // Four nodes at a time: four independent sums (one node's is a chain of
+    // dependent additions), each in group order.
+    auto sum_nodes = [&](auto part) {
+        std::size_t k = 0;
+        for (; k + 4 <= nodes; k += 4) {
+            double sum[4] = {0.0, 0.0, 0.0, 0.0};
+            for (std::size_t i = 0; i < width; ++i)
+                for (std::size_t j = 0; j < 4; ++j) sum[j] += part(static_cast<std::size_t>(group[k + j]) + i, (k + j) * width + i);
+            for (std::size_t j = 0; j < 4; ++j) residual[k + j] = sum[j];
         }
-        residual[k] = sum;
-    }
+        for (; k < nodes; ++k) {
+            double sum = 0.0;
+            for (std::size_t i = 0; i < width; ++i) sum += part(static_cast<std::size_t>(group[k]) + i, k * width + i);
+            residual[k] = sum;
+        }
+    };
+    if (kind == ResampleKind::Bootstrap) sum_nodes([&](std::size_t g, std::size_t at) { return s1[g] * v0[at] - s0[g] * v1[at]; });
+    else sum_nodes([&](std::size_t g, std::size_t at) { return (s1[g] - 1.0) * v0[at]; });
 }
 
 // The smoothed weight and label (Σw·f) masses of a consistency base at the
