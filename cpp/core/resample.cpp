@@ -283,7 +283,7 @@ struct Draw {
 
 // Into d, whose arrays a thread reuses from replicate to replicate (every
 // factor is written). Sums in locals, through plain pointers: d and the
-// uniforms are thread_local, whose addresses the loops would otherwise
+// table words are thread_local, whose addresses the loops would otherwise
 // fetch (__tls_get_addr) and whose sums they would store, at every group.
 void draw_groups(const Groups& groups, ResampleKind kind, RandomStream& rng, Draw& d) {
     const auto n = static_cast<std::size_t>(groups.count);
