@@ -693,30 +693,30 @@ public:
         thread_local std::vector<double> masses(kMaxValues);
         thread_local std::vector<std::uint16_t> order(kMaxValues);
         double* mass = masses.data();
-        std::uint16_t* small = order.data();  // from the front; the others from the back, in reverse
+        std::uint16_t* stack = order.data();  // the slots below 1 from the front, the others from the back
         std::size_t smalls = 0, next_large = size;
         const double scale = static_cast<double>(size) / total;
         for (i = 0; i < size; ++i) {
             mass[i] = f[i] * scale;
-            if (mass[i] < 1.0) small[smalls++] = static_cast<std::uint16_t>(i);
-            else small[--next_large] = static_cast<std::uint16_t>(i);
+            if (mass[i] < 1.0) stack[smalls++] = static_cast<std::uint16_t>(i);
+            else stack[--next_large] = static_cast<std::uint16_t>(i);
         }
         slots_.resize(size);
         std::uint64_t* slots = slots_.data();
-        for (std::size_t k = 0; k < smalls; ++k) slots[small[k]] = slot(0.0, small[k]);  // if no large is left
-        for (std::size_t k = next_large; k < size; ++k) slots[small[k]] = slot(0.0, small[k]);
+        for (std::size_t k = 0; k < smalls; ++k) slots[stack[k]] = slot(0.0, stack[k]);  // if no large is left
+        for (std::size_t k = next_large; k < size; ++k) slots[stack[k]] = slot(0.0, stack[k]);
         if (next_large < size) {
-            std::size_t large = size - 1;  // the larges in reverse: small[size − 1] first
-            std::uint16_t l = small[large];
+            std::size_t large = size - 1;  // the larges in reverse: stack[size − 1] first
+            std::uint16_t l = stack[large];
             auto top_up = [&](std::uint16_t s) {
                 slots[s] = slot(mass[s], l);
                 mass[l] = (mass[l] + mass[s]) - 1.0;
             };
             for (std::size_t k = 0; k < smalls; ++k) {
-                top_up(small[k]);
+                top_up(stack[k]);
                 while (mass[l] < 1.0 && large > next_large) {  // l is small now: the next large tops it up
                     const std::uint16_t was = l;
-                    l = small[--large];
+                    l = stack[--large];
                     top_up(was);
                 }
             }
