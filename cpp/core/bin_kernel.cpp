@@ -23,7 +23,7 @@ namespace smoothece::SMOOTHECE_KERNEL_NS {
 namespace {
 
 constexpr double kMaxWeight = std::numeric_limits<double>::max();
-constexpr std::int64_t kBlock = 512;  // rows decoded per block (fits in L1)
+constexpr std::int64_t kBlock = 256;  // rows decoded per block (fits in L1)
 
 // Copies rows [begin, begin + count) of a column into doubles. The
 // contiguous case is its own loop so that the compiler vectorizes it.
