@@ -50,13 +50,6 @@ struct alignas(64) LinearCell {
     double w4, rows, w2, unused;
 };
 
-// How far ahead of the rows being checked the loops over caller memory ask
-// for lines of the columns they read in place, one line at a time as they go:
-// a block's 64 lines asked for at once (prefetch_block) left the loads of f
-// waiting (smece on 1e7 rows, one thread: 21.9 -> 16.2 ms; 512 to 2048 rows
-// ahead measured alike, 256 worse).
-constexpr std::int64_t kAheadRows = 1024;
-
 // Totals of one range of rows.
 struct PassTotals {
     double weight = 0.0;      // Σ w (scaled)
@@ -77,8 +70,7 @@ struct PassSpec {
 // with predictions in [lo, hi] and labels 0 or 1: copies each prediction
 // clamped into [0, 1] (−0 as +0) to f_out and each label to y_out, and
 // returns nonzero if a row breaks the contract. A loop that vectorizes with
-// AVX2 (GCC does not vectorize it for SSE2). f_next, unless null, is f
-// kAheadRows rows on in caller memory: its lines are asked for as it goes.
+// AVX2 (GCC does not vectorize it for SSE2).
 // add_lanes: dst[8i + l] += factor[l]·src[i] for i < count, l < 8 (resampling's
 // group curves, GroupSmoothing::sum_lanes: eight replicates side by side).
 #define SMOOTHECE_DECLARE_BIN_KERNEL(ns)                                                                   \
@@ -93,7 +85,7 @@ struct PassSpec {
                    ResidualNode* nodes, PassTotals& totals);                                           \
     void add_interior_nodes(const ResidualCell* cells, std::int64_t intervals, double* nodes);         \
     std::uint64_t check_block(const double* f, const double* y, std::int64_t count, double lo, double hi, \
-                              double* f_out, double* y_out, const double* f_next);                     \
+                              double* f_out, double* y_out);                                           \
     void add_lanes(const double* src, std::int64_t count, const double* factor, double* dst);          \
     }
 

@@ -102,11 +102,11 @@ bool bin_range(const Inputs& in, const PassSpec& spec, std::int64_t begin, std::
 }
 
 std::uint64_t check_block(const double* f, const double* y, std::int64_t count, double lo, double hi, double* f_out,
-                          double* y_out, const double* f_next) {
+                          double* y_out) {
 #if defined(SMOOTHECE_HAVE_AVX2_KERNEL)
-    if (avx2_kernel()) return avx2::check_block(f, y, count, lo, hi, f_out, y_out, f_next);
+    if (avx2_kernel()) return avx2::check_block(f, y, count, lo, hi, f_out, y_out);
 #endif
-    return baseline::check_block(f, y, count, lo, hi, f_out, y_out, f_next);
+    return baseline::check_block(f, y, count, lo, hi, f_out, y_out);
 }
 
 void add_interior_nodes(const ResidualCell* cells, std::int64_t intervals, double* nodes) {
@@ -408,8 +408,7 @@ std::optional<Atoms> atoms_of_range(const Inputs& in, std::int64_t first, std::i
     std::vector<double> positions, weights;
     std::vector<double> clamped, labels;
     bool overflow = false;
-    const bool f_in_place = in.f.dtype == DType::Float64 && in.f.stride == static_cast<std::int64_t>(sizeof(double));
-    for_each_block(in, first, last, [&](std::int64_t b, std::int64_t count, const double* f, const double* y, const double* w) {
+    for_each_block(in, first, last, [&](std::int64_t, std::int64_t count, const double* f, const double* y, const double* w) {
         if (overflow) return;
         // Every row is checked again (another thread may have changed it since
         // the first pass): a bad value is reported, never used.
@@ -460,8 +459,7 @@ std::optional<Atoms> atoms_of_range(const Inputs& in, std::int64_t first, std::i
             // checked: from the copies, not from f and y again.
             clamped.resize(static_cast<std::size_t>(count));
             labels.resize(static_cast<std::size_t>(count));
-            const double* f_next = f_in_place && b + count + kAheadRows <= in.size() ? f + kAheadRows : nullptr;
-            if (check_block(f, y, count, lo, hi, clamped.data(), labels.data(), f_next)) report_first_bad_row(in);
+            if (check_block(f, y, count, lo, hi, clamped.data(), labels.data())) report_first_bad_row(in);
             // A row's slot through a direct-mapped cache of recent predictions
             // (a hash and one compare, taken nearly always): a discrete
             // forecast changes prediction on almost every row, and the table's

@@ -187,10 +187,8 @@ int main() {
                                                (logit || kernels_agree<LinearCell>(in, spec));
                             if (labels == 1 && !weighted && !logit) {  // the few-atoms pass's checks
                                 std::vector<double> fa(f.size()), ya(f.size()), fb(f.size()), yb(f.size());
-                                // f_next: none for one, f itself (in bounds) for the other: asking
-                                // for lines changes nothing.
-                                const std::uint64_t bad_a = baseline::check_block(f.data(), y_double.data(), n, -0.1, 1.1, fa.data(), ya.data(), nullptr);
-                                const std::uint64_t bad_b = avx2::check_block(f.data(), y_double.data(), n, -0.1, 1.1, fb.data(), yb.data(), f.data());
+                                const std::uint64_t bad_a = baseline::check_block(f.data(), y_double.data(), n, -0.1, 1.1, fa.data(), ya.data());
+                                const std::uint64_t bad_b = avx2::check_block(f.data(), y_double.data(), n, -0.1, 1.1, fb.data(), yb.data());
                                 agree &= (bad_a != 0) == bad && (bad_b != 0) == bad;
                                 if (!bad) agree &= std::memcmp(fa.data(), fb.data(), fa.size() * sizeof(double)) == 0 && ya == yb &&
                                                    std::none_of(fa.begin(), fa.end(), [](double x) { return std::signbit(x); });
