@@ -182,10 +182,10 @@ void prefetch_block(const Inputs& in, std::int64_t b) {
 }
 
 // How far ahead of the rows being placed the AVX2 loops ask for lines of
-// the columns they read in place, one line at a time as they go: a block's
-// 64 lines asked for at once (prefetch_block) left the loads of f waiting
-// (smece on 1e7 rows, one thread: 21.9 -> 16.2 ms; 512 to 2048 rows ahead
-// measured alike, 256 worse).
+// the columns they read in place, one line at a time as they go: the next
+// block's lines asked for at once (prefetch_block, which still runs beside)
+// left the loads of f waiting (smece on 1e7 rows, one thread: 21.9 -> 16.2
+// ms; 512 to 2048 rows ahead measured alike, 256 worse).
 constexpr std::int64_t kAheadRows = 1024;
 
 // Asks for the line holding next[k], once a line: k steps by four, and a line
