@@ -170,22 +170,12 @@ const double* block_of(const Column& c, Loader load, std::int64_t b, std::int64_
     return buffer;
 }
 
-// Asks for the next block's rows while this one is binned: the pass is a
-// stream over memory, and the loads are what it waits for.
-void prefetch_block(const Inputs& in, std::int64_t b) {
-    for (const Column* c : {&in.f, &in.y, &in.w}) {
-        if (c->data == nullptr) continue;
-        const char* start = c->data + b * c->stride;
-        const std::int64_t bytes = kBlock * c->stride;
-        for (std::int64_t off = 0; off < bytes; off += 64) __builtin_prefetch(start + off);
-    }
-}
-
 // How far ahead of the rows being placed the AVX2 loops ask for lines of
 // the columns they read in place, one line at a time as they go: the next
-// block's lines asked for at once (prefetch_block, which still runs beside)
-// left the loads of f waiting (smece on 1e7 rows, one thread: 21.9 -> 16.2
-// ms; 512 to 2048 rows ahead measured alike, 256 worse).
+// block's lines asked for at once, as before, left the loads of f waiting
+// (smece on 1e7 rows, one thread: 21.9 -> 16.2 ms; 512 to 2048 rows ahead
+// measured alike, 256 worse). Beside this, that burst changed nothing, for
+// converted columns either (int64 labels, strided predictions), and is gone.
 constexpr std::int64_t kAheadRows = 1024;
 
 // Asks for the line holding next[k], once a line: k steps by four, and a line
@@ -337,7 +327,6 @@ bool bin_typed(const Inputs& in, const PassSpec& spec, std::int64_t begin, std::
 #endif
     for (std::int64_t b = begin; b < end; b += kBlock) {
         const std::int64_t count = std::min(kBlock, end - b);
-        if (b + 2 * kBlock <= end) prefetch_block(in, b + kBlock);
         const double* w = kWeighted ? block_of(in.w, load_w, b, count, w_buffer) : nullptr;
         std::uint64_t bad = 0;
         if constexpr (kWeighted) {
