@@ -703,8 +703,9 @@ public:
         }
         slots_.resize(size);
         std::uint64_t* slots = slots_.data();
-        for (std::size_t k = 0; k < smalls; ++k) slots[stack[k]] = slot(0.0, stack[k]);  // if no large is left
-        for (std::size_t k = next_large; k < size; ++k) slots[stack[k]] = slot(0.0, stack[k]);
+        // Every slot first draws its own value (threshold 0, its own alias): what
+        // a slot keeps that no large is left to top up.
+        for (i = 0; i < size; ++i) slots[i] = slot(0.0, i);
         if (next_large < size) {
             std::size_t large = size - 1;  // the larges in reverse: stack[size − 1] first
             std::uint16_t l = stack[large];
