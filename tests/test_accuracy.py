@@ -140,3 +140,37 @@ def test_large_residual_pass_on_the_coarser_first_grid():
     assert 16 / 2**14 < ours < 0.3 * n ** (-1 / 3) * 1.3  # resolved by the first grid, at the noise floor
     finer = smoothece.reliability_diagram(f, y, n_boot=0).smece  # a full summary: 2^15 intervals
     assert abs(ours - finer) <= 1e-8
+
+
+# Where r̂σ grazes zero, it can dip to the other side between two read-off
+# nodes (8 per σ): a dip of depth 7e-4 and width 0.012 here, found by a review
+# (the pieces alone counted it with its sign: 1.3e-5 off, above the contract).
+DIP_F = np.array([0.25] * 3 + [0.0] * 3 + [0.5] * 3)
+DIP_Y = np.array([0, 0, 0, 1, 1, 1, 1, 0, 1])
+
+
+@pytest.mark.parametrize("sigma", [0.1426, 0.1427, 0.14274])
+def test_a_dip_between_read_nodes_counts(sigma):
+    exact = exact_smece_sigma(DIP_F, DIP_Y, sigma)
+    assert exact > abs(np.mean(DIP_Y - DIP_F)) + 1e-6  # the dip is there: |r| gains over |Σ r|
+    assert smoothece.smece_sigma(DIP_F, DIP_Y, sigma) == pytest.approx(exact, abs=1e-7)
+    sketch = smoothece.CalibrationSketch().update(DIP_F, DIP_Y)
+    assert sketch.smece_sigma(sigma) == pytest.approx(exact, abs=1e-7)
+    # on the grid (distinct predictions beyond the exact path's few atoms), same
+    spread = np.r_[DIP_F, np.linspace(0.6, 1.0, 20000)]
+    padded_w = np.r_[np.ones(DIP_F.size), np.zeros(20000)]
+    assert smoothece.smece_sigma(spread, np.r_[DIP_Y, np.zeros(20000)], sigma, weights=padded_w) == pytest.approx(
+        exact, abs=1e-7)
+
+
+def test_the_fixpoint_near_a_dip():
+    f = np.r_[[0.25325] * 3, [0.0] * 3, [0.5] * 3, [0.0] * 10]
+    y = np.r_[0, 0, 0, 1, 1, 1, 1, 0, 1, [0] * 10]
+    assert smoothece.smece(f, y) == pytest.approx(exact_smece(f, y), abs=1e-7)
+
+
+@pytest.mark.parametrize("sigma", [0.3, 0.45, 0.5, 0.52, 2.0])
+def test_large_sigma_on_two_rows(sigma):
+    # 16 read-off intervals at σ = 0.5 put the root 1.3e-6 off; now at least 64
+    f, y = np.array([0.1, 1.0]), np.array([1, 0])
+    assert smoothece.smece_sigma(f, y, sigma) == pytest.approx(exact_smece_sigma(f, y, sigma), abs=1e-7)
