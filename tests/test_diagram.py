@@ -327,3 +327,28 @@ def test_bands_of_few_atoms_have_the_mesh_shape(n):
         assert band.shape == dia.mesh.shape
     inside = np.isfinite(dia.lower)
     assert inside.any() and (dia.lower[inside] <= dia.upper[inside]).all()
+
+
+@pytest.mark.parametrize("sigma", [16.0, 100.0])
+def test_resampling_at_a_sigma_wider_than_the_unit_interval(sigma):
+    # σ ≥ 16 left the few-atoms lattice one interval wide (a RuntimeError); beyond
+    # σ ≈ 1 the reflected kernel is flat on [0, 1], so every number equals σ = 8's.
+    f, y = np.array([0.1, 0.5, 0.9, 0.3, 0.7]), np.array([0, 1, 1, 0, 1])
+    wide = smoothece.bootstrap_smece(f, y, sigma=sigma, n_boot=20, seed=3)
+    flat = smoothece.bootstrap_smece(f, y, sigma=8.0, n_boot=20, seed=3)
+    assert wide.value == pytest.approx(smoothece.smece_sigma(f, y, sigma), abs=1e-12) == abs(np.mean(y - f))
+    np.testing.assert_allclose([wide.low, wide.high], [flat.low, flat.high], atol=1e-12)
+    np.testing.assert_allclose(wide.replicates, flat.replicates, atol=1e-12)
+    dia = smoothece.reliability_diagram(f, y, sigma=sigma, n_boot=20, seed=3)
+    np.testing.assert_allclose(dia.mu, np.mean(y), atol=1e-12)  # a flat kernel: the mean label everywhere
+    calibrate = [smoothece.SmoothCalibrator(sigma=s, n_boot=10, seed=3).fit(f, y) for s in (sigma, 8.0)]
+    np.testing.assert_allclose(calibrate[0].predict([0.2, 0.8]), calibrate[1].predict([0.2, 0.8]), atol=1e-12)
+
+
+def test_null_of_two_rows_at_one_prediction():
+    # y* = (1, 0) or (0, 1) cancel (0 exactly), (1, 1) or (0, 0) give |±1/2|, to
+    # the replicates' σ* tolerance (1e-4 relative).
+    test = smoothece.calibration_test([0.5, 0.5], [1, 0], n_sim=400, seed=1)
+    null = np.asarray(test.null)
+    assert np.all((np.abs(null) < 1e-9) | (np.abs(null - 0.5) < 5e-5))
+    assert 0.35 < np.mean(null < 0.25) < 0.65  # P(cancel) = 1/2
