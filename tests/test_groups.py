@@ -1,6 +1,7 @@
 """Calibration per group: every number equals the ungrouped call on the group's rows."""
 
 import pickle
+import zlib
 
 import numpy as np
 import pytest
@@ -9,6 +10,10 @@ import smoothece
 from smoothece import _core
 from smoothece import GroupedSketch, InputError, smece_by_group
 from smoothece.groups import benjamini_hochberg
+
+
+F5 = np.array([0.1, 0.5, 0.9, 0.3, 0.7])
+Y5 = np.array([0, 1, 1, 0, 1])
 
 
 @pytest.fixture(scope="module")
@@ -358,11 +363,53 @@ def test_empty_grouped_sketch_keeps_its_resolution_and_metric_through_bytes():
     assert (back._core.resolution, back._metric, len(back)) == (1024, "logit", 0)
     back.update([0.2, 0.7], [0, 1], ["a", "b"])  # and it grows as the original would
     assert back["a"].resolution == 1024 and back["a"].metric == "logit"
-    # Version 1 bytes (no header fields: the set took its first group's) still read.
-    v2 = back.to_bytes()
-    v1 = v2[:8] + (1).to_bytes(4, "little") + v2[12:16] + v2[21:]
-    old = GroupedSketch.from_bytes(v1)
-    assert old.keys() == ["a", "b"] and old["b"].resolution == 1024 and old._metric == "logit"
+    # Version 2 bytes (no checksum) and version 1 (no header fields either:
+    # the set took its first group's) still read.
+    v3 = back.to_bytes()
+    assert v3[8:12] == (3).to_bytes(4, "little")
+    v2 = v3[:8] + (2).to_bytes(4, "little") + v3[12:-4]
+    v1 = v3[:8] + (1).to_bytes(4, "little") + v3[12:16] + v3[21:-4]
+    for raw in (v2, v1):
+        old = GroupedSketch.from_bytes(raw)
+        assert old.keys() == ["a", "b"] and old["b"].resolution == 1024 and old._metric == "logit"
+        assert old.to_bytes() == v3
+
+
+def test_grouped_sketch_bytes_check_their_keys():
+    s = GroupedSketch().update([0.1, 0.2, 0.3], [0, 1, 1], ["a", "b", "a"])
+    raw = s.to_bytes()
+    key_b = raw.index(b"s\x01\x00\x00\x00b")
+    # A key changed in transit: the sketches' own checksums do not cover it, the set's does.
+    flipped = raw[:key_b + 5] + b"`" + raw[key_b + 6:]
+    with pytest.raises(ValueError, match="checksum mismatch"):
+        GroupedSketch.from_bytes(flipped)
+    # A key written twice (with a valid checksum) would fold two groups into one.
+    body = raw[:key_b + 5] + b"a" + raw[key_b + 6:-4]
+    with pytest.raises(ValueError, match="the key 'a' appears twice"):
+        GroupedSketch.from_bytes(body + zlib.crc32(body).to_bytes(4, "little"))
+    assert GroupedSketch.from_bytes(raw).n == 3
+
+
+def test_grouped_sketch_failed_merge_changes_nothing():
+    a = GroupedSketch(256).update(F5, Y5, ["a"] * 5)
+    before = a.to_bytes()
+    for other in (GroupedSketch(512).update(F5, Y5, ["b"] * 5), GroupedSketch(256, "logit").update(F5, Y5, ["b"] * 5)):
+        with pytest.raises(InputError, match=r"different metric or resolution \(l1 at 256 and (l1 at 512|logit at 256)\)"):
+            a.merge(other)
+        assert a.keys() == ["a"] and a.to_bytes() == before and a.n == 5  # the process used to abort here
+    assert a.smece_by_group().n.tolist() == [5]
+
+
+def test_grouped_sketch_keys_are_of_one_kind():
+    s = GroupedSketch().update(F5, Y5, [1, 1, 2, 2, 2])
+    before = s.to_bytes()
+    with pytest.raises(TypeError, match="this sketch holds number keys, got '1'"):
+        s.update(F5, Y5, ["1"] * 5)  # "1" and 1 would be two groups that print alike
+    with pytest.raises(TypeError, match="this sketch holds number keys"):
+        s.merge(GroupedSketch().update(F5, Y5, ["x"] * 5))
+    assert s.keys() == [1, 2] and s.to_bytes() == before
+    s.update(F5, Y5, [2.0, 3.0, 3.0, 1.0, 1.0])  # numbers of any type are one kind, as in smece_by_group
+    assert s.keys() == [1, 2, 3.0] and s.n == 10
 
 
 def test_grouped_sketch_bad_batch_adds_nothing():

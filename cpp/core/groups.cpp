@@ -535,7 +535,7 @@ void GroupedSketch::update(const Inputs& in, const std::int64_t* codes, std::int
 
 void GroupedSketch::merge(const GroupedSketch& other, const std::vector<std::int64_t>& mapping) {
     if (other.metric_ != metric_ || other.resolution_ != resolution_)
-        throw InputError("cannot merge grouped sketches of different metric or resolution", "other");
+        throw InputError(merge_mismatch("grouped sketches", metric_, resolution_, other.metric_, other.resolution_), "other");
     if (static_cast<std::int64_t>(mapping.size()) != other.groups()) throw std::logic_error("a mapping for every group");
     std::int64_t groups = this->groups();
     for (std::int64_t g : mapping) groups = std::max(groups, g + 1);

@@ -89,7 +89,7 @@ public:
     void update(const Inputs& in, const std::int64_t* codes, std::int64_t threads);
     // Adds another set: its group g goes to this set's group mapping[g].
     void merge(const GroupedSketch& other, const std::vector<std::int64_t>& mapping);
-    const Sketch& sketch(std::int64_t g) const { return sketches_[static_cast<std::size_t>(g)]; }
+    const Sketch& sketch(std::int64_t g) const { return sketches_.at(static_cast<std::size_t>(g)); }  // out_of_range
     void set(std::int64_t g, const Sketch& sketch);
     // Answers the groups order[0], order[1], ... (result i for group order[i], drawing with seed + i).
     GroupAnswers answer(const std::vector<std::int64_t>& order, const GroupOptions& options,

@@ -15,6 +15,8 @@ namespace smoothece {
 
 enum class Metric : std::uint8_t { L1 = 0, Logit = 1 };
 
+inline const char* metric_name(Metric metric) { return metric == Metric::Logit ? "logit" : "l1"; }
+
 // Predictions are clamped into [ε, 1 − ε] before the logit, so rows at
 // exactly 0 or 1 sit at logit ∓27.63.
 constexpr double kLogitEpsilon = 1e-12;

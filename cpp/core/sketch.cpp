@@ -11,6 +11,13 @@
 #include "rows.hpp"
 
 namespace smoothece {
+
+std::string merge_mismatch(const std::string& what, Metric metric, std::int64_t resolution, Metric other_metric,
+                           std::int64_t other_resolution) {
+    return "cannot merge " + what + " of different metric or resolution (" + metric_name(metric) + " at " +
+           std::to_string(resolution) + " and " + metric_name(other_metric) + " at " + std::to_string(other_resolution) +
+           ")";
+}
 namespace {
 
 constexpr char kMagic[8] = {'S', 'M', 'E', 'C', 'E', 'S', 'K', '\0'};
@@ -283,7 +290,7 @@ Sketch Sketch::merge_all(const std::vector<Sketch>& parts, Metric metric, std::i
     std::uint64_t rows = 0;
     for (const Sketch& part : parts) {
         if (part.mapping_.metric != metric || part.resolution_ != resolution)
-            throw InputError("cannot merge sketches of different metric or resolution", "other");
+            throw InputError(merge_mismatch("sketches", metric, resolution, part.mapping_.metric, part.resolution_), "other");
         std::lock_guard<std::mutex> lock(part.mutex_);
         const State& s = part.state_;
         if (rows + s.rows < rows)
@@ -338,8 +345,7 @@ Sketch Sketch::merge_all(const std::vector<Sketch>& parts, Metric metric, std::i
 
 void Sketch::merge(const Sketch& other) {
     if (other.mapping_.metric != mapping_.metric || other.resolution_ != resolution_)
-        throw InputError("cannot merge sketches of different metric or resolution (" + std::to_string(resolution_) +
-                             " and " + std::to_string(other.resolution_) + ")",
+        throw InputError(merge_mismatch("sketches", mapping_.metric, resolution_, other.mapping_.metric, other.resolution_),
                          "other");
     State theirs;
     {

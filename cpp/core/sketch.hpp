@@ -24,6 +24,10 @@
 
 namespace smoothece {
 
+// "cannot merge <what> of different metric or resolution (l1 at 256 and logit at 512)"
+std::string merge_mismatch(const std::string& what, Metric metric, std::int64_t resolution, Metric other_metric,
+                           std::int64_t other_resolution);
+
 class Sketch {
 public:
     // `resolution`: grid intervals, a power of two in [256, 2^22].
