@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import smoothece
+from smoothece import InputError
 
 F = np.array([0.1, 0.5, 0.9, 0.3, 0.7])
 Y = np.array([0, 1, 1, 0, 1], dtype=np.int8)
@@ -106,6 +107,49 @@ def test_wrong_label_and_weight_types():
         smoothece.smece([0.1, 0.2], [0, 1], weights=np.array([1 + 0j, 1]))
 
 
+def test_strings_are_not_numbers_in_object_arrays():
+    pd = pytest.importorskip("pandas")
+    for f in (np.array(["0.1", "0.9"], dtype=object), pd.Series(["0.1", "0.9"]), np.array([0.1, "0.9"], dtype=object)):
+        with pytest.raises(TypeError, match=r"^f must be an array of real numbers, got str '0\.\d' at index \d"):
+            smoothece.smece(f, [0, 1])
+    from fractions import Fraction  # numbers of any type are still read
+    assert smoothece.smece(np.array([Fraction(1, 10), 0.9], dtype=object), [0, 1]) == smoothece.smece([0.1, 0.9], [0, 1])
+
+
+@pytest.mark.parametrize("kw, pattern", [
+    ({"n_boot": 2**63}, r"^n_boot must be <= 2,147,483,647, got 9223372036854775808"),
+    ({"n_boot": 10**12}, r"^n_boot must be <= 2,147,483,647"),
+])
+def test_counts_beyond_any_run_are_refused(kw, pattern):
+    # (a bare pybind TypeError, or std::bad_alloc, before)
+    with pytest.raises(ValueError, match=pattern):
+        smoothece.bootstrap_smece(F, Y, **kw)
+    with pytest.raises(ValueError, match=pattern.replace("n_boot", "n_sim")):
+        smoothece.calibration_test(F, Y, n_sim=kw["n_boot"])
+
+
+def test_hints_only_when_most_values_fit_the_cause():
+    rng = np.random.default_rng(4)
+    f = rng.uniform(0.02, 0.98, 1000)
+    y = (rng.random(1000) < f).astype(int)
+    with pytest.raises(InputError, match="look like percentages: divide them by 100"):
+        smoothece.smece(100 * f, y)
+    with pytest.raises(InputError, match="look like logits"):
+        smoothece.smece(np.log(f / (1 - f)), y)
+    # A few stray values in a column of probabilities: dividing by 100 or applying
+    # expit would give a number, and a wrong one. No hint.
+    strays = [{5: 7.0}, {5: -0.3, 9: 1.2}, {0: 1.2, 1: 1.3, 2: 55.0}]
+    for bad in strays:
+        g = f.copy()
+        g[list(bad)] = list(bad.values())
+        with pytest.raises(InputError) as err:
+            smoothece.smece(g, y)
+        assert "look like" not in str(err.value) and err.value.index == min(bad)
+    with pytest.raises(InputError) as err:
+        smoothece.smece(np.array([0.2, 1.2, 1.3]), [0, 1, 1])  # too little to tell
+    assert "look like" not in str(err.value)
+
+
 def test_shapes():
     with pytest.raises(ValueError, match=r"f and y must have the same length, got f.shape=\(5,\) and y.shape=\(4,\)"):
         smoothece.smece(F, Y[:4])
@@ -113,9 +157,10 @@ def test_shapes():
         smoothece.smece(F, Y, weights=np.ones(3))
     with pytest.raises(ValueError, match=r"^f is empty"):
         smoothece.smece(np.array([]), np.array([]))
-    with pytest.raises(ValueError, match=r"^f must be 1-D, got shape \(5, 1\)"):
+    with pytest.raises(InputError, match=r"^f must be 1-D, got shape \(5, 1\)") as err:
         smoothece.smece(F[:, None], Y)
-    with pytest.raises(ValueError, match=r"^y must be 1-D, got shape \(\)"):
+    assert (err.value.argument, err.value.index) == ("f", None)
+    with pytest.raises(InputError, match=r"^y must be 1-D, got shape \(\)"):
         smoothece.smece(F, 1)
 
 

@@ -514,9 +514,11 @@ def test_bad_types_and_shapes():
         (lambda: M.laplace_kernel_ce(F, Y, bandwidth="wide"), TypeError, r"^bandwidth must be a number, got 'wide'"),
         (lambda: M.laplace_kernel_ce(F, Y, bandwidth=[0.1]), TypeError, r"^bandwidth must be a number"),
         (lambda: M.interval_ce_random(F, Y, seed=None), TypeError, r"^seed must be a non-negative int, got None"),
-        (lambda: M.interval_ce_random(F, Y, seed=-1), TypeError, r"^seed must be a non-negative int, got -1"),
-        (lambda: M.interval_ce_random(F, Y, seed=1, eps=1.0), ValueError, r"^eps must be a finite number > 0 and < 1"),
+        (lambda: M.interval_ce_random(F, Y, seed=-1), ValueError, r"^seed must be a non-negative int, got -1"),
+        (lambda: M.interval_ce_random(F, Y, seed=1, eps=1.0), ValueError, r"^eps must be a finite number >= 1e-05 and < 1"),
         (lambda: M.interval_ce_random(F, Y, seed=1, eps=0), ValueError, r"^eps must be"),
+        (lambda: M.interval_ce_random(F, Y, seed=1, eps=1e-300), ValueError, r"^eps must be .*got 1e-300"),
+        (lambda: M.binned_ece(F, Y, n_bins=2**62), ValueError, r"^n_bins must be <= 16,777,216, got 4611686018427387904"),
         (lambda: M.interval_ce_random(F, Y, seed=1, trials=0), ValueError, r"^trials must be >= 1, got 0"),
         (lambda: M.debiased_ece(F, Y, squared="yes"), TypeError, r"^squared must be a bool, got 'yes'"),
         (lambda: M.brier_decomposition(F, Y, smooth=1), TypeError, r"^smooth must be a bool, got 1"),
@@ -526,3 +528,11 @@ def test_bad_types_and_shapes():
 def test_bad_options(call, exc, pattern):
     with pytest.raises(exc, match=pattern):
         call()
+
+
+def test_laplace_kernel_ce_at_the_widest_bandwidths():
+    # The kernel is flat: Σ_ij a_i a_j = (Σ a)², so the error is |Σ a| / √h (it was NaN
+    # at 1.7e308, where the block span overflowed).
+    a = (F - Y).mean()
+    for h in (1e300, 1.7e308):
+        assert M.laplace_kernel_ce(F, Y, bandwidth=h) == pytest.approx(abs(a) / np.sqrt(h), rel=1e-12)

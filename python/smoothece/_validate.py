@@ -100,13 +100,15 @@ def array(x: Any, name: str) -> np.ndarray:
         # named; anything else is a TypeError.
         _refuse_missing(x, _missing_objects(arr), name, "missing", " (None or NA)",
                         "drop those rows (or fill them) first")
-        try:
-            arr = arr.astype(np.float64)
-        except (TypeError, ValueError):
-            flat = arr.ravel()
-            bad = next(i for i, v in enumerate(flat) if not isinstance(v, (numbers.Real, np.bool_, bool)))
-            raise TypeError(f"{name} must be an array of real numbers, got {type(flat[bad]).__name__} "
-                            f"{flat[bad]!r} at index {bad}") from None
+        flat = arr.ravel()
+        # astype(float64) would parse strings ("0.1") too: numpy's own reading
+        # of the values says when to look for one (anything but bools and numbers).
+        if np.asarray(flat.tolist()).dtype.kind not in "biuf":
+            bad = next((i for i, v in enumerate(flat) if not isinstance(v, (numbers.Real, np.bool_, bool))), None)
+            if bad is not None:
+                raise TypeError(f"{name} must be an array of real numbers, got {type(flat[bad]).__name__} "
+                                f"{flat[bad]!r} at index {bad}")
+        arr = arr.astype(np.float64)
     return arr
 
 
@@ -116,7 +118,7 @@ def as_1d(x: Any, name: str, accepted: tuple) -> np.ndarray:
     if arr.dtype.kind not in "biuf":
         raise TypeError(f"{name} must be an array of real numbers, got dtype {arr.dtype}")
     if arr.ndim != 1:
-        raise ValueError(f"{name} must be 1-D, got shape {arr.shape}")
+        raise InputError(f"{name} must be 1-D, got shape {arr.shape}", name)
     if arr.dtype not in accepted:
         # Rare dtypes (float16, int16, uint32, ...): one exact conversion.
         arr = arr.astype(np.float64)
@@ -186,12 +188,18 @@ def real(x: Any, name: str, what: str = "a number") -> float:
         raise TypeError(f"{name} must be {what}, got {x!r}") from None
 
 
-def count(n: Any, name: str, minimum: int) -> int:
-    """An int ≥ minimum (bools refused)."""
+#: Largest replicate count, bin count or the like: beyond it a call would only
+#: end in an allocation failure (a result per replicate) or never end.
+MAX_COUNT = 2**31 - 1
+
+
+def count(n: Any, name: str, minimum: int, maximum: int = MAX_COUNT) -> int:
+    """An int in [minimum, maximum] (bools refused)."""
     if isinstance(n, (bool, np.bool_)) or not isinstance(n, (int, np.integer)):
         raise TypeError(f"{name} must be an int, got {n!r}")
-    if n < minimum:
-        raise ValueError(f"{name} must be >= {minimum}, got {n}")
+    if not minimum <= n <= maximum:
+        bound = f">= {minimum}" if n < minimum else f"<= {maximum:,}"
+        raise ValueError(f"{name} must be {bound}, got {n}")
     return int(n)
 
 
@@ -291,10 +299,12 @@ def value_hint(argument: str, f: np.ndarray, y: np.ndarray) -> Optional[str]:
         if span is None or clippable(f):
             return None
         lo, hi = span
-        above = float(np.mean(f > 1.0))
-        if lo >= 0.0 and 1.0 < hi <= 100.0 and (hi > 5.0 or above > 0.5):
+        # Only when most values fit the cause: a few stray values in a column
+        # of probabilities must not be "divided by 100" or "expit"-ed.
+        above, outside = float(np.mean(f > 1.0)), float(np.mean((f < 0.0) | (f > 1.0)))
+        if lo >= 0.0 and 5.0 < hi <= 100.0 and above > 0.5:
             return f"values up to {hi:g} look like percentages: divide them by 100"
-        if lo < 0.0 and hi > 1.0:
+        if lo < 0.0 and hi > 1.0 and outside > 0.5:
             return ("values below 0 and above 1 look like logits (log-odds): apply the logistic function "
                     "(scipy.special.expit) first; metric='logit' still takes probabilities")
     elif argument == "y":

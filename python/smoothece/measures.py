@@ -57,6 +57,10 @@ _LAPLACE_BLOCK = 600.0
 
 
 _count = _validate.count
+#: Most bins a binned measure takes: its per-bin arrays stay under ~1 GB.
+_MAX_BINS = 2**24
+#: Smallest eps of interval_ce_random: its finest width then has ~2^17 bins a trial.
+_MIN_INTERVAL_EPS = 1e-5
 _choice = _validate.choice
 _positive = _validate.positive
 #: Checked rows (f, y, weights or None, total weight), typed for the numpy code below.
@@ -64,8 +68,10 @@ _rows: Callable[..., Tuple[np.ndarray, np.ndarray, Optional[np.ndarray], float]]
 
 
 def _seed_required(seed: Any) -> int:
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)):
         raise TypeError(f"seed must be a non-negative int, got {seed!r}")
+    if seed < 0:
+        raise ValueError(f"seed must be a non-negative int, got {seed!r}")
     return int(seed)
 
 
@@ -240,7 +246,7 @@ def binned_calibration(
     f, y, weights, clip
         As in :func:`smoothece.smece`.
     n_bins : int, default 15
-        Number of bins (≥ 1).
+        Number of bins (1 to 2^24).
     strategy : {"uniform", "quantile"}, default "uniform"
         Equal-width or equal-mass bins (see Bins below).
 
@@ -250,7 +256,7 @@ def binned_calibration(
         ``edges`` (n_bins + 1), and per bin ``count``, ``weight``, ``mean_f``,
         ``mean_y`` (NaN for empty bins); ``.ece(norm)`` gives the binned ECE.
     """
-    n_bins = _count(n_bins, "n_bins", 1)
+    n_bins = _count(n_bins, "n_bins", 1, _MAX_BINS)
     strategy = _choice(strategy, "strategy", _STRATEGIES)
     f, y, w, total = _rows(f, y, weights, clip)
     b = _Binned(f, y, w, total, n_bins, strategy)
@@ -304,7 +310,7 @@ def binned_ece(
         Bad ``f``/``y``/``weights`` as in :func:`smoothece.smece`; ``n_bins``
         not an int ≥ 1; ``strategy`` or ``norm`` not one of the names above.
     """
-    n_bins = _count(n_bins, "n_bins", 1)
+    n_bins = _count(n_bins, "n_bins", 1, _MAX_BINS)
     strategy = _choice(strategy, "strategy", _STRATEGIES)
     norm = _choice(norm, "norm", _NORMS)
     f, y, w, total = _rows(f, y, weights, clip)
@@ -329,7 +335,7 @@ def binned_ece_upper(
     not (Błasiok, Gopalan, Hu & Nakkiran 2023); minimising it over n_bins is
     one way to choose the bin count. Arguments as in :func:`binned_ece`.
     """
-    n_bins = _count(n_bins, "n_bins", 1)
+    n_bins = _count(n_bins, "n_bins", 1, _MAX_BINS)
     f, y, w, total = _rows(f, y, weights, clip)
     return _Binned(f, y, w, total, n_bins, "uniform").ece("l1") + 1.0 / n_bins
 
@@ -382,7 +388,7 @@ def debiased_ece(
     -------
     float
     """
-    n_bins = _count(n_bins, "n_bins", 1)
+    n_bins = _count(n_bins, "n_bins", 1, _MAX_BINS)
     strategy = _choice(strategy, "strategy", _STRATEGIES)
     _validate.flag(squared, "squared")
     f, y, w, total = _rows(f, y, weights, clip)
@@ -488,7 +494,7 @@ def brier_decomposition(
     -------
     BrierDecomposition
     """
-    n_bins = _count(n_bins, "n_bins", 1)
+    n_bins = _count(n_bins, "n_bins", 1, _MAX_BINS)
     strategy = _choice(strategy, "strategy", _STRATEGIES)
     _validate.flag(smooth, "smooth")
     f, y, w, total = _rows(f, y, weights, clip)
@@ -536,7 +542,7 @@ def _laplace_quadratic_form(fs: np.ndarray, a: np.ndarray, h: float) -> float:
     C = Σ_{earlier rows} a_j exp(−(c − f_j)/h) carries the earlier blocks
     (all exponents ≤ 0 there). One numpy pass per non-empty block.
     """
-    span = _LAPLACE_BLOCK * h
+    span = min(_LAPLACE_BLOCK * h, 2.0)  # predictions span at most 1: one block (and no inf·0 for h near 1e308)
     block = np.floor((fs - fs[0]) / span).astype(np.int64)
     bounds = np.flatnonzero(np.diff(block)) + 1
     starts = np.concatenate(([0], bounds)).tolist()
@@ -649,7 +655,8 @@ def interval_ce_random(
         ``U = np.random.default_rng(seed).random((levels, trials))``, level ℓ
         having width s_ℓ = 2^−ℓ.
     eps : float, default 0.001
-        Smallest bin width is the last 2^−ℓ > eps; 0 < eps < 1.
+        Smallest bin width is the last 2^−ℓ > eps; 1e-5 ≤ eps < 1 (a width
+        costs about 8·trials/eps bytes).
     trials : int, default 100
         Random shifts per width.
 
@@ -658,7 +665,7 @@ def interval_ce_random(
     float
     """
     seed = _seed_required(seed)
-    eps = _positive(eps, "eps", below=1.0)
+    eps = _positive(eps, "eps", minimum=_MIN_INTERVAL_EPS, below=1.0)
     trials = _count(trials, "trials", 1)
     f, y, w, total = _rows(f, y, weights, clip)
     order = np.argsort(f)
@@ -675,7 +682,7 @@ def interval_ce_random(
         s /= 2.0
     u = np.random.default_rng(seed).random((len(widths), trials))
     best = np.inf
-    for level, width in enumerate(widths):  # ≤ 60 widths; each vectorized over trials and bins
+    for level, width in enumerate(widths):  # ≤ 17 widths; each vectorized over trials and bins
         shift = width * u[level]
         k = np.arange(1, int(np.floor((1.0 + width) / width)) + 2)
         pos = np.searchsorted(fs, k[None, :] * width - shift[:, None], side="left")
