@@ -536,3 +536,26 @@ def test_laplace_kernel_ce_at_the_widest_bandwidths():
     a = (F - Y).mean()
     for h in (1e300, 1.7e308):
         assert M.laplace_kernel_ce(F, Y, bandwidth=h) == pytest.approx(abs(a) / np.sqrt(h), rel=1e-12)
+
+
+@pytest.mark.parametrize("scale", [2.0**-1000, 1e-300, 1e300])
+def test_every_measure_is_invariant_to_scaling_the_weights(scale):
+    # Squares of weights (l2 gaps, debiased variances) under- or overflowed at 1e∓300:
+    # 0, inf or NaN where the unscaled weights gave 0.07.
+    rng = np.random.default_rng(17)
+    f = rng.beta(2, 2, 1000)
+    y = rng.random(1000) < f**1.3
+    w = rng.lognormal(size=1000)
+    w /= w.max()
+    calls = [
+        lambda w: M.binned_ece(f, y, weights=w, norm="l2"),
+        lambda w: M.binned_ece(f, y, weights=w, norm="max", strategy="quantile"),
+        lambda w: M.debiased_ece(f, y, weights=w, strategy="quantile"),
+        lambda w: M.debiased_ece(f, y, weights=w, squared=True),
+        lambda w: M.brier_decomposition(f, y, weights=w).reliability,
+        lambda w: M.laplace_kernel_ce(f, y, weights=w),
+        lambda w: M.interval_ce_random(f, y, weights=w, seed=1),
+    ]
+    with np.errstate(all="raise"):
+        for call in calls:
+            assert call(w * scale) == pytest.approx(call(w), rel=1e-12)

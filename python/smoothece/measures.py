@@ -22,8 +22,9 @@ with the same messages.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
-from typing import Any, Callable, Optional, Tuple, Union
+from typing import Any, Optional, Tuple, Union
 
 import numpy as np
 
@@ -63,8 +64,20 @@ _MAX_BINS = 2**24
 _MIN_INTERVAL_EPS = 1e-5
 _choice = _validate.choice
 _positive = _validate.positive
-#: Checked rows (f, y, weights or None, total weight), typed for the numpy code below.
-_rows: Callable[..., Tuple[np.ndarray, np.ndarray, Optional[np.ndarray], float]] = checked_rows
+#: Weights beyond 2^±60 are scaled by a power of two first (exact): the binned
+#: sums square them (w², gap²/W), which overflowed or underflowed at 1e±300.
+_WEIGHT_EXPONENT_RANGE = 60
+
+
+def _rows(f: Any, y: Any, weights: Any, clip: Any) -> Tuple[np.ndarray, np.ndarray, Optional[np.ndarray], float]:
+    """Checked rows (f, y, weights or None, total weight) for the numpy code below."""
+    f, y, w, total = checked_rows(f, y, weights, clip)
+    if w is not None:
+        exp = int(np.frexp(np.max(w))[1])
+        if abs(exp) > _WEIGHT_EXPONENT_RANGE:
+            w = np.ldexp(w, -exp)
+            total = math.ldexp(total, -exp) if math.isfinite(total) else float(np.sum(w))
+    return f, y, w, total
 
 
 def _seed_required(seed: Any) -> int:
