@@ -352,3 +352,22 @@ def test_null_of_two_rows_at_one_prediction():
     null = np.asarray(test.null)
     assert np.all((np.abs(null) < 1e-9) | (np.abs(null - 0.5) < 5e-5))
     assert 0.35 < np.mean(null < 0.25) < 0.65  # P(cancel) = 1/2
+
+
+def test_nulls_of_a_few_rows_are_the_statistics_of_their_label_draws():
+    # Three rows: y* takes 8 values, each null value is smece(f, y*) for one of them,
+    # with the probabilities of y* ~ Bernoulli(f). (The grid's resampling groups handed
+    # the part of a row's mass across a group's edge a neighbour's draw: one row at 0.3
+    # gave 0.3168 and 0.7392 for 0.3 and 0.7, three rows' null means were up to 45% off.)
+    f = np.array([0.3, 0.55, 0.8])
+    labels = [np.array(bits) for bits in np.ndindex(2, 2, 2)]
+    exact = np.array([smoothece.smece(f, y) for y in labels])
+    prob = np.array([np.prod(np.where(y == 1, f, 1 - f)) for y in labels])
+    null = np.asarray(smoothece.calibration_test(f, [1, 0, 1], n_sim=4000, seed=5).null)
+    nearest = np.abs(null[:, None] - exact[None, :]).argmin(axis=1)
+    np.testing.assert_allclose(null, exact[nearest], rtol=1e-4)  # the replicates' σ* tolerance
+    freq = np.bincount(nearest, minlength=8) / null.size
+    assert np.abs(freq - prob).max() < 4 * np.sqrt(prob.max() / null.size)  # ~4 standard errors
+    one = smoothece.calibration_test([0.3], [1], n_sim=200, seed=1).null
+    assert set(np.round(one, 9)) <= {0.3, 0.7}
+    np.testing.assert_allclose(smoothece.bootstrap_smece([0.3], [1], n_boot=50, seed=1).replicates, 0.7, rtol=1e-12)
