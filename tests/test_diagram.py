@@ -371,3 +371,28 @@ def test_nulls_of_a_few_rows_are_the_statistics_of_their_label_draws():
     one = smoothece.calibration_test([0.3], [1], n_sim=200, seed=1).null
     assert set(np.round(one, 9)) <= {0.3, 0.7}
     np.testing.assert_allclose(smoothece.bootstrap_smece([0.3], [1], n_boot=50, seed=1).replicates, 0.7, rtol=1e-12)
+
+
+def test_a_base_rate_diagram_has_its_bands_where_it_has_its_curve():
+    # f = ȳ exactly: σ* ≈ 3e-17, drawn at what the grid resolves; the replicates'
+    # curves (from the atoms) were drawn at σ* itself, a spike: a band at 1 point of 119.
+    rng = np.random.default_rng(0)
+    y = (rng.random(1000) < 0.3).astype(int)
+    f = np.full(1000, y.mean())
+    dia = smoothece.reliability_diagram(f, y, n_boot=100, seed=1, consistency=True, n_sim=100)
+    drawn = np.isfinite(dia.mu)
+    assert drawn.sum() > 50
+    for band in (dia.lower, dia.upper, dia.consistency_lower, dia.consistency_upper):
+        np.testing.assert_array_equal(np.isfinite(band), drawn)
+    assert np.all((dia.lower[drawn] <= dia.mu[drawn] + 1e-9) & (dia.mu[drawn] <= dia.upper[drawn] + 1e-9))
+
+
+def test_logit_diagram_of_predictions_at_zero_and_one():
+    # Rows at exactly 0 and 1 sit at logit ∓27.6; μ̂ at the mesh's ends is read there
+    # (it was NaN at all 513 points, read from t = 1/512 on).
+    rng = np.random.default_rng(1)
+    f = np.r_[np.zeros(500), np.ones(500)]
+    y = np.r_[rng.random(500) < 0.3, rng.random(500) < 0.8].astype(int)
+    dia = smoothece.reliability_diagram(f, y, metric="logit", n_boot=50, seed=1)
+    assert dia.mu[0] == pytest.approx(y[:500].mean(), abs=1e-9) and dia.mu[-1] == pytest.approx(y[500:].mean(), abs=1e-9)
+    assert np.isfinite(dia.lower[[0, -1]]).all() and np.isnan(dia.mu[1:-1]).all()

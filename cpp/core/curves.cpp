@@ -58,12 +58,14 @@ double mu_of(double weight, double label, double floor) {
     return weight > floor ? std::min(1.0, std::max(0.0, label / weight)) : kNaN;
 }
 
-// Calls fn(t, weight, label, dx/dt, floor) at each mesh point t of the
+// Calls fn(t, weight, label, dx/dt, μ) at each mesh point t of the
 // probability axis, from smoothed node values on the grid. For the l1 metric
 // the mesh is every step-th node; for the logit metric the curves are read
 // off at x = (logit(t) − lo)/span, and densities pick up dx/dt =
 // 1/(span·t(1 − t)) (the end points, where that diverges, repeat their
-// neighbours).
+// neighbours). μ at the ends is read where predictions of exactly 0 and 1
+// sit (logit ∓27.6): a ratio has no Jacobian, and there it has their rows
+// (from t = 1/512 and 511/512 every μ of such data was NaN).
 template <class Fn>
 void read_off(const std::vector<double>& weight, const std::vector<double>& label, const Mapping& map,
               std::int64_t mesh_intervals, Fn&& fn) {
@@ -75,7 +77,8 @@ void read_off(const std::vector<double>& weight, const std::vector<double>& labe
             throw std::logic_error("the mesh must take every step-th node of the grid it is read off");
         for (std::int64_t j = 0; j <= g; j += step) {
             const auto ju = static_cast<std::size_t>(j);
-            fn(static_cast<double>(j) / static_cast<double>(g), weight[ju], label[ju], 1.0, floor);
+            fn(static_cast<double>(j) / static_cast<double>(g), weight[ju], label[ju], 1.0,
+               mu_of(weight[ju], label[ju], floor));
         }
         return;
     }
@@ -83,8 +86,13 @@ void read_off(const std::vector<double>& weight, const std::vector<double>& labe
     for (std::int64_t k = 0; k <= mesh_intervals; ++k) {
         const double t = static_cast<double>(k) / static_cast<double>(mesh_intervals);
         const double tc = std::min(std::max(t, edge), 1.0 - edge);
-        const double x = map.position(tc);
-        fn(t, at_position(weight, x), at_position(label, x), 1.0 / (map.span * tc * (1.0 - tc)), floor);
+        const double x = map.position(tc), w = at_position(weight, x), l = at_position(label, x);
+        double mu = mu_of(w, l, floor);
+        if (tc != t) {
+            const double end = map.position(t);
+            mu = mu_of(at_position(weight, end), at_position(label, end), floor);
+        }
+        fn(t, w, l, 1.0 / (map.span * tc * (1.0 - tc)), mu);
     }
 }
 
@@ -116,12 +124,12 @@ DiagramCurves curves_at(const Summary& full, double sigma, std::int64_t mesh_int
         gap[j] = label[j] - map.prediction(static_cast<double>(j) / static_cast<double>(g)) * weight[j];
     out.smece_tilde = integrate_abs_trapezoid(gap) / total;
 
-    read_off(weight, label, map, mesh_intervals, [&](double t, double w, double l, double jacobian, double floor) {
+    read_off(weight, label, map, mesh_intervals, [&](double t, double w, double l, double jacobian, double mu) {
         out.mesh.push_back(t);
         out.density.push_back(w / total * jacobian);
         out.density_positive.push_back(positive > 0.0 ? l / positive * jacobian : kNaN);
         out.density_negative.push_back(negative > 0.0 ? (w - l) / negative * jacobian : kNaN);
-        out.mu.push_back(mu_of(w, l, floor));
+        out.mu.push_back(mu);
     });
     return out;
 }
@@ -132,8 +140,8 @@ std::int64_t mesh_points(const Mapping& mapping, std::int64_t grid_intervals, st
 
 void mu_on_mesh(const std::vector<double>& weight, const std::vector<double>& label, const Mapping& mapping,
                 std::int64_t mesh_intervals, double* out, std::int64_t stride) {
-    read_off(weight, label, mapping, mesh_intervals, [&](double, double w, double l, double, double floor) {
-        *out = mu_of(w, l, floor);
+    read_off(weight, label, mapping, mesh_intervals, [&](double, double, double, double, double mu) {
+        *out = mu;
         out += stride;
     });
 }

@@ -961,6 +961,10 @@ Replicates resample(const Atoms& atoms, const ResampleRequest& req, std::int64_t
                                      a0.weight_f + a1.weight_f, weight_exp, req.weights, table_values);
         }
     }
+    // The curves at the σ the diagram's own curve is drawn at: at least what
+    // the grid resolves (a base rate's σ* of 3e-17 left its band a spike:
+    // finite at 1 of the 119 mesh points where μ̂ is).
+    const double curve_sigma = std::max(req.band_sigma, min_sigma_for(band_intervals));
     const int nthreads = thread_count(req.threads, req.count, 1);
     parallel_for(nthreads, [&](int t) {
         Atoms rep = atoms;
@@ -999,8 +1003,8 @@ Replicates resample(const Atoms& atoms, const ResampleRequest& req, std::int64_t
                 const Summary s = summarize_atoms(rep, Content::Full, band_intervals);
                 std::vector<double> weight(s.w0.size()), label(s.w0.size()), w(s.w0.size());
                 for (std::size_t j = 0; j < w.size(); ++j) w[j] = s.w0[j] + s.w1[j];
-                Spectrum(w.data(), band_intervals).evaluate(req.band_sigma, weight.data(), nullptr);
-                Spectrum(s.w1.data(), band_intervals).evaluate(req.band_sigma, label.data(), nullptr);
+                Spectrum(w.data(), band_intervals).evaluate(curve_sigma, weight.data(), nullptr);
+                Spectrum(s.w1.data(), band_intervals).evaluate(curve_sigma, label.data(), nullptr);
                 mu_on_mesh(weight, label, atoms.mapping, req.mesh_intervals, out.mu.data() + b, req.count);
             }
         }
