@@ -762,3 +762,40 @@ def test_progress_line_only_on_a_terminal_and_after_a_second():
     quiet.update(500, 50)
     quiet.close()
     assert pipe.getvalue() == ""
+
+
+def test_counts_and_seeds_beyond_the_librarys_are_usage_errors(tmp_path):
+    # (an "internal error, please report it" before, from the library's refusal)
+    rows = write_rows(tmp_path / "rows.csv", "p,y", [np.array([0.2, 0.7, 0.4]), np.array([0, 1, 1])])
+    base = ("score", rows, "--pred", "p", "--label", "y")
+    seed, boot, sim, demo = run_many(base + ("--ci", "--seed", 2**64), base + ("--ci", "--n-boot", 2**63),
+                                     base + ("--test", "--n-sim", 2**31), ("demo", "--n", 10**10, "-o", tmp_path / "d.png"))
+    assert_error(seed, 2, "argument --seed: expected an integer from 0 to 2**64 - 1, got '18446744073709551616'")
+    assert_error(boot, 2, "argument --n-boot: expected an integer from 1 to 2,147,483,647")
+    assert_error(sim, 2, "argument --n-sim: expected an integer from 1 to 2,147,483,647, got '2147483648'")
+    assert_error(demo, 2, "argument --n: expected an integer from 1 to 1,000,000,000")
+    assert ok_json(run(*base, "--ci", "--seed", 2**64 - 1, "--n-boot", 20, "--json"))["seed"] == 2**64 - 1
+
+
+def test_a_refused_integer_is_written_to_its_last_digit(tmp_path):
+    # The error's value is a float: 2**53 + 1 printed as ...992, 2**63 - 1 overflowed int64 (OverflowError).
+    cases = {"i64": (np.int64, 2**63 - 1), "u64": (np.uint64, 2**64 - 1), "i53": (np.int64, 2**53 + 1)}
+    runs = []
+    for name, (dtype, value) in cases.items():
+        path = tmp_path / f"{name}.parquet"
+        pq.write_table(pa.table({"p": [0.2, 0.5, 0.7], "y": np.array([0, value, 1], dtype=dtype)}), path)
+        runs.append(("score", path, "--pred", "p", "--label", "y"))
+    for proc, (dtype, value) in zip(run_many(*runs), cases.values()):
+        assert_error(proc, 1, f"row index 1, column 'y': y = {value}: labels must be 0 or 1")
+
+
+def test_plot_tests_calibration_and_the_help_example_is_todays_output(tmp_path):
+    # plot --test without --by ran no test (and --consistency ignored --n-sim).
+    common = (datasets.path("solar_flares_c1.csv"), "--pred", "DAFFS", "--label", "rlz.C1", "--dropna", "--seed", "0")
+    plot, score, helptext = run_many(("plot", *common, "-o", tmp_path / "d.png", "--test", "--n-sim", 50,
+                                      "--n-boot", 50), ("score", *common, "--ci"), ("score", "--help"))
+    assert plot.returncode == 0, plot.stderr
+    assert "calibration test p = " in plot.stdout and "(50 simulations)" in plot.stdout
+    # score --help shows this run's output (its file called preds.csv)
+    shown = next(line.strip() for line in helptext.stdout.splitlines() if line.strip().startswith("smECE = "))
+    assert score.stdout.split(", n = 731")[0].replace("–", "-") == shown.split(", n = 731")[0]

@@ -28,6 +28,7 @@ import sys
 import textwrap
 from typing import Optional, Sequence
 
+from .._validate import MAX_COUNT, MAX_SEED
 from .commands import cmd_demo, cmd_plot, cmd_score
 from .errors import EXIT_DATA, EXIT_OK, EXIT_USAGE, CLIError
 from .progress import one_line
@@ -61,6 +62,11 @@ def _arg_type(convert, ok, expected: str):
 
 _positive_int = _arg_type(int, lambda v: v >= 1, "a positive integer")
 _nonneg_int = _arg_type(int, lambda v: v >= 0, "a non-negative integer")
+# Replicate counts and seeds the library takes (beyond them: an internal error, not a usage one).
+_replicates = _arg_type(int, lambda v: 1 <= v <= MAX_COUNT, f"an integer from 1 to {MAX_COUNT:,}")
+_replicates_or_none = _arg_type(int, lambda v: 0 <= v <= MAX_COUNT, f"an integer from 0 to {MAX_COUNT:,}")
+_seed = _arg_type(int, lambda v: 0 <= v <= MAX_SEED, "an integer from 0 to 2**64 - 1")
+_demo_rows = _arg_type(int, lambda v: 1 <= v <= 10**9, "an integer from 1 to 1,000,000,000")
 _level = _arg_type(float, lambda v: 0.0 < v < 1.0, "a number in (0, 1)")
 _tolerance = _arg_type(float, lambda v: v >= 0.0 and math.isfinite(v), "a non-negative number")
 
@@ -112,9 +118,9 @@ def _add_resampling_options(p, n_boot_type, n_boot_help: str) -> None:
     p.add_argument("--test", action="store_true",
                    help="also test perfect calibration (with --by: per group, with Benjamini-Hochberg adjusted "
                         "p-values)")
-    p.add_argument("--n-sim", type=_positive_int, default=1000, metavar="N",
+    p.add_argument("--n-sim", type=_replicates, default=1000, metavar="N",
                    help="simulations of the calibration test (default 1000)")
-    p.add_argument("--seed", type=_nonneg_int, default=None, metavar="N",
+    p.add_argument("--seed", type=_seed, default=None, metavar="N",
                    help="seed of the resampling (default: fresh; group i uses seed + i)")
 
 
@@ -145,12 +151,12 @@ def build_parser() -> argparse.ArgumentParser:
             "group, worst first. The file is streamed in chunks into sketches (in either metric), so files "
             "larger than memory work.", 79),
         epilog="examples:\n  smoothece score preds.csv --pred prob --label outcome --ci --seed 0\n"
-               "  smECE = 0.0674 (95% CI 0.0489-0.0890), n = 731, preds.csv\n"
+               "  smECE = 0.0674 (95% CI 0.0488-0.0878), n = 731, preds.csv\n"
                "  smoothece score preds.csv --pred prob --label outcome --by region --ci --test\n\n" + _EPILOG_EXIT,
         formatter_class=argparse.RawDescriptionHelpFormatter)
     _add_input_options(score)
     score.add_argument("--ci", action="store_true", help="add bootstrap confidence intervals")
-    _add_resampling_options(score, _positive_int, "bootstrap replicates for --ci (default 1000)")
+    _add_resampling_options(score, _replicates, "bootstrap replicates for --ci (default 1000)")
     score.add_argument("--json", action="store_true",
                        help="print one JSON object (file, n, total_weight, smece, sigma, ci_low, ci_high, level, "
                             "n_boot, p_value, n_sim, seed, metric, dropped, warnings; with --by also by, ordered "
@@ -174,7 +180,7 @@ def build_parser() -> argparse.ArgumentParser:
                       help="add a panel with the binned reliability diagram (reads the columns into memory)")
     plot.add_argument("--n-bins", type=_positive_int, default=15, metavar="N",
                       help="bins of the binned diagram (default 15)")
-    _add_resampling_options(plot, _nonneg_int,
+    _add_resampling_options(plot, _replicates_or_none,
                             "bootstrap replicates for the band or the groups' intervals (default 1000; 0 draws none)")
     plot.add_argument("--consistency", action="store_true",
                       help="also draw the consistency band: where the curve would lie if the model were calibrated")
@@ -192,10 +198,10 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=_EPILOG_EXIT, formatter_class=argparse.RawDescriptionHelpFormatter)
     demo.add_argument("-o", "--output", default="smoothece-demo.png", metavar="OUT",
                       help="image to write: .png, .svg or .pdf (default smoothece-demo.png)")
-    demo.add_argument("--seed", type=_nonneg_int, default=0, metavar="N",
+    demo.add_argument("--seed", type=_seed, default=0, metavar="N",
                       help="seed of data and resampling (default 0)")
-    demo.add_argument("--n", type=_positive_int, default=20_000, metavar="N", help="predictions (default 20,000)")
-    demo.add_argument("--n-boot", type=_positive_int, default=1000, metavar="N",
+    demo.add_argument("--n", type=_demo_rows, default=20_000, metavar="N", help="predictions (default 20,000)")
+    demo.add_argument("--n-boot", type=_replicates, default=1000, metavar="N",
                       help="bootstrap and test replicates (default 1000)")
     demo.add_argument("--dpi", type=_positive_int, default=150, help="resolution of .png output (default 150)")
     demo.add_argument("--json", action="store_true",

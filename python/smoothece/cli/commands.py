@@ -196,9 +196,10 @@ def _rule(role: str, clip) -> str:
     return f"predictions must be finite and within {-lo:g} of [0, 1] (--clip)"
 
 
-def _value_text(value, column: np.ndarray) -> str:
-    """The value as a file would write it: 0.2 in a float32 column, 2 rather than 2.0."""
-    text = str(column.dtype.type(value)) if column.dtype.kind in "biuf" else str(value)
+def _value_text(value) -> str:
+    """The column's own value as a file would write it: 0.2 in a float32 column, 2 rather than 2.0,
+    2**63 - 1 to the last digit (the error's float value would round it, or overflow int64)."""
+    text = str(value)
     return text[:-2] if text.endswith(".0") else text
 
 
@@ -232,7 +233,7 @@ def _value_error(table: Table, chunk: Chunk, err: InputError, chunks, clip, chec
     checked += checked_before  # the chunks before passed the checks
     where = table.where(chunk.record(err.index))
     text = (f"{table.name} {where}{_group_of(chunk, err.index)}, column {table.columns[role]!r}: "
-            f"{role} = {_value_text(err.value, chunk.column(role))}: {_rule(role, clip)} "
+            f"{role} = {_value_text(chunk.column(role)[err.index])}: {_rule(role, clip)} "
             f"({_counted(bad, checked, 'value{s} bad', where, stopped)})")
     if clipping_helps and beyond_clip == 0 and stopped is None:
         text += (f"; pass --clip to clamp {'it' if bad == 1 else f'these {bad:,}'} (all within "
@@ -558,7 +559,8 @@ def cmd_plot(args) -> int:
     fig = new_figure((5.2 * panels, 5.4), args.output, args.dpi)
     with collected_warnings(notes), Status(f"computing the diagram ({args.n_boot} bootstrap replicates)"):
         diagram = reading.sketch.reliability_diagram(n_boot=args.n_boot, seed=seed, consistency=args.consistency,
-                                                     n_sim=max(args.n_boot, 100), level=args.level)
+                                                     n_sim=args.n_sim, level=args.level)
+        test = reading.sketch.calibration_test(n_sim=args.n_sim, seed=seed) if args.test else None
     axes = fig.subplots(1, panels, squeeze=False)[0]
     diagram.plot(ax=axes[0])
     axes[0].set_title("Smoothed reliability diagram", fontsize="medium")
@@ -577,6 +579,8 @@ def cmd_plot(args) -> int:
         text += f", total weight = {diagram.total_weight:.6g}"
     if table.dropped:
         text += f" ({_rows(table.dropped)} with missing values skipped)"
+    if test is not None:
+        text += f", calibration test p = {test.p_value:.3g} ({test.n_sim} simulations)"
     print(f"{text}, {args.file} -> {args.output}")
     return EXIT_OK
 
