@@ -500,7 +500,7 @@ def write_markdown(results, path):
                  f"**{'missed' if any(over(t, 20) for t in rs) else 'met'}** |")
     errs = [abs(s["error"]) for _, s in rows if s["error"] is not None]
     if errs:
-        L.append(f"| \\|σ* − exact\\| ≤ 1e-6 (DESIGN.md accuracy contract) | worst {max(errs):.2g}; "
+        L.append(f"| \\|σ* − exact\\| ≤ 1e-6 (README accuracy contract) | worst {max(errs):.2g}; "
                  f"{sum(e > 1e-6 for e in errs)} of {len(errs)} cases with an exact value over | "
                  f"**{'met' if max(errs) <= 1e-6 else 'missed'}** |")
     L.append("")

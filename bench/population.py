@@ -2,7 +2,7 @@
 """Population SmoothECE of a model by quadrature, independent of smoothece.
 
 Model: f has density p on [0, 1], E[y | f = x] = μ(x). With g(x) = (μ(x) − x) p(x)
-and the reflected Gaussian kernel K̃σ of DESIGN.md,
+and the reflected Gaussian kernel K̃σ of the README,
 
     r(t)   = ∫₀¹ K̃σ(t, x) g(x) dx,        smECEσ = ∫₀¹ |r(t)| dt,
 

@@ -2,7 +2,7 @@
 
 Independent of the library code: it uses nothing from ``smoothece``.
 
-Mathematics (DESIGN.md section 1).  With a_i = w_i (y_i - f_i) / W,
+Mathematics (README, "What the SmoothECE measures").  With a_i = w_i (y_i - f_i) / W,
 
     r(t) = sum_i a_i K(t, f_i),
     K(t, x) = sum_{k in Z} [phi(t - x - 2k) + phi(t + x - 2k)],

@@ -1,4 +1,4 @@
-"""The input contract (DESIGN.md §5): clear errors, nothing modified, no crash."""
+"""The input contract (README, Input contract): clear errors, nothing modified, no crash."""
 
 import re
 

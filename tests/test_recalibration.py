@@ -295,7 +295,7 @@ except ValueError as err:
 #: scikit-learn's common checks that a 1-D calibrator fails by its nature, and why. The checks
 #: draw X with several real-valued columns (often negative, NaN or complex) and y continuous
 #: or multiclass; SmoothCalibrator takes one column of probabilities in [0, 1] and 0/1 outcomes,
-#: and refuses anything else (DESIGN.md §5). What those checks test is tested above and below
+#: and refuses anything else (README, Input contract). What those checks test is tested above and below
 #: on valid data (idempotent fit, pickling, order and subset invariance, weights, dtypes).
 _NOT_A_1D_CALIBRATOR = "draws X with several columns or outside [0, 1], or y not 0/1"
 SKLEARN_EXPECTED_FAILURES = {
@@ -315,7 +315,7 @@ SKLEARN_EXPECTED_FAILURES = {
     ]
 }
 SKLEARN_EXPECTED_FAILURES.update({
-    "check_complex_data": "complex input is a TypeError, not a ValueError (DESIGN.md §5)",
+    "check_complex_data": "complex input is a TypeError, not a ValueError (README, Input contract)",
     "check_estimators_empty_data_messages": "the message names f's shape in our words",
     "check_regressors_no_decision_function": "predict_proba on purpose (probability scorers); also draws 4 columns",
 })

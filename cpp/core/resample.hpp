@@ -1,4 +1,4 @@
-// Uncertainty by resampling (DESIGN.md §2, step 5): bootstrap replicates and
+// Uncertainty by resampling (README, Architecture): bootstrap replicates and
 // consistency replicates (labels redrawn as y* ~ Bernoulli(f), the null of
 // perfect calibration), drawn per resampling cell of a summary, at a cost
 // that depends on neither n nor 1/σ* beyond the grid σ* needs.

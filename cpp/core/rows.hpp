@@ -1,4 +1,4 @@
-// The one pass over the caller's rows (step 1 of DESIGN.md §2): every row is
+// The one pass over the caller's rows (README, Architecture): every row is
 // checked against the input contract and binned in the same O(n) pass, on a
 // thread pool. On a bad row nothing is returned and InputError names the
 // argument, the first bad index, its value and how many values are bad.

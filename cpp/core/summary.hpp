@@ -1,5 +1,5 @@
-// The summary of the rows: everything every answer needs (DESIGN.md §2,
-// "summarise once, answer from the summary").
+// The summary of the rows: everything every answer needs (README,
+// Architecture: "summarise once, answer from the summary").
 //
 // Node masses on the grid t_j = j/G, j = 0..G (each row spread onto the four
 // nodes around it with cubic weights that keep its moments to order 3):

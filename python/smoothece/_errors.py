@@ -1,4 +1,4 @@
-"""The structured error of the input contract (DESIGN.md §5)."""
+"""The structured error of the input contract (the README's Input contract)."""
 
 from __future__ import annotations
 

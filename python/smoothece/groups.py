@@ -143,7 +143,7 @@ class GroupedCalibration:
     ``keys`` are in a stable order: a pandas categorical's categories, else
     sorted. Arrays have one entry per group; ``low``/``high`` are NaN without
     ``n_boot``, ``p_value``/``p_adjusted`` NaN without ``test``; a group whose
-    weights sum to zero has NaN everywhere but ``n``.
+    weights sum to zero has NaN everywhere but ``n`` and ``total_weight`` (0).
     """
 
     keys: np.ndarray

@@ -490,8 +490,9 @@ def brier_decomposition(
       the within-bin term, reported as ``remainder``.
     - ``smooth=True``: g = μ̂, the Nadaraya–Watson regression of the SmoothECE
       diagram at σ* (:func:`smoothece.reliability_diagram`), interpolated
-      linearly at each f from its 513-point mesh (stretches where μ̂ is
-      undefined, far from any data, take the nearest defined value).
+      linearly at each f from its mesh (65 to 513 points, finer for smaller
+      σ; stretches where μ̂ is undefined, far from any data, take the
+      nearest defined value).
       ``remainder`` is whatever the three terms leave over; ``n_bins`` and
       ``strategy`` are ignored.
 

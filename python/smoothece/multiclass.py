@@ -1,4 +1,4 @@
-"""Multiclass calibration reduced to the binary SmoothECE (DESIGN.md §1).
+"""Multiclass calibration reduced to the binary SmoothECE (the README's "What the SmoothECE measures").
 
 Two reductions of an (n, K) matrix of class probabilities (or logits) with
 integer labels in [0, K):

@@ -135,8 +135,8 @@ class SmoothCalibrator(*_BASES):  # type: ignore[misc]
 
     ``fit(f, y)`` estimates E[y | f = t] by kernel smoothing with the reflected
     Gaussian kernel K̃σ at the SmoothECE bandwidth σ* of the fitting data (or
-    a fixed ``sigma``), on the diagram's mesh of 257 or 513 points in [0, 1]
-    (Błasiok & Nakkiran 2024, Sections 4 and 5.4). ``predict(f)`` interpolates
+    a fixed ``sigma``), on the diagram's mesh of 65 to 513 points in [0, 1]
+    (finer for smaller σ; Błasiok & Nakkiran 2024, Sections 4 and 5.4). ``predict(f)`` interpolates
     linearly on that mesh, so the map is continuous and its values lie in
     [0, 1]. Stretches of the mesh with no data within reach of the kernel
     (where μ̂ is undefined) take the nearest defined value.

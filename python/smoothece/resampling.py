@@ -1,7 +1,7 @@
 """Uncertainty of the SmoothECE: bootstrap intervals and the test of perfect calibration.
 
 Both come from replicates that the core draws from one summary of the rows
-(DESIGN.md §2, step 5), on a thread pool, each from its own counter-based
+(the README's Architecture), on a thread pool, each from its own counter-based
 random stream, so a seed gives the same numbers on every thread count and
 platform.
 """
