@@ -396,3 +396,7 @@ def test_logit_diagram_of_predictions_at_zero_and_one():
     dia = smoothece.reliability_diagram(f, y, metric="logit", n_boot=50, seed=1)
     assert dia.mu[0] == pytest.approx(y[:500].mean(), abs=1e-9) and dia.mu[-1] == pytest.approx(y[500:].mean(), abs=1e-9)
     assert np.isfinite(dia.lower[[0, -1]]).all() and np.isnan(dia.mu[1:-1]).all()
+    # With no rows at 0 or 1 the ends keep their neighbours' values, as the densities do.
+    g = rng.random(3000)
+    spread = smoothece.reliability_diagram(g, rng.random(3000) < g, metric="logit", n_boot=0)
+    np.testing.assert_array_equal(spread.mu[[0, -1]], spread.mu[[1, -2]])

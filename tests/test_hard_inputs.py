@@ -208,6 +208,17 @@ def test_dense_data_below_every_grid_against_exact(n, sigma):
     assert abs(smoothece.smece_sigma(f, y, sigma) - exact_smece_sigma(f, y, sigma)) <= 1e-6
 
 
+def test_rare_positives_among_predictions_near_zero_against_exact():
+    # σ* ≈ 5e-5 needs 2^19 intervals for 60,000 rows: the second look goes to the rows' atoms,
+    # not to grids finer than one interval a row (1e6 such rows: 1.0 s before, 0.2 s now; the
+    # exact evaluator checks the atoms' answer).
+    rng = np.random.default_rng(9)
+    f = rng.random(60_000) * 1e-9
+    y = np.zeros(f.size, dtype=bool)
+    y[rng.choice(f.size, 3, replace=False)] = True
+    assert smoothece.smece(f, y) == pytest.approx(exact_smece(f, y), rel=1e-6)
+
+
 # --- Weights ------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("factor", [1e-310, 1e-300, 2.0**-1000, 1e300])

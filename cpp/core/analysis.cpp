@@ -21,6 +21,13 @@ constexpr double kDirectMinSigma = kNodesPerSigma / static_cast<double>(std::int
 constexpr double kTolerance = 1e-14;
 // The exact route resolves every σ down to this.
 constexpr double kExactLimit = 1e-300;
+// A second look at σ* below the first grid builds grids up to this fine;
+// beyond it, and beyond one interval a row, it goes to the rows' atoms: each
+// evaluation on a grid of G intervals is O(G log G) whatever the rows (1e6
+// predictions in [0, 1e-9] with 3 positives, σ* = 3e-6: 2^22 intervals, 1.0 s
+// with the logit metric 3.7 s, against 5 and 80 ms for Beta data), while
+// the exact integral works on the lattice windows around the atoms alone.
+constexpr std::int64_t kMaxSecondLookIntervals = std::int64_t{1} << 18;
 // Up to this many rows, replicates draw from the rows' atoms (exactly) even
 // when σ* was resolved on the grid. The grid's resampling groups scale each
 // node's mass by the draw of the group the node lies in, so the mass a row
@@ -193,6 +200,7 @@ SigmaStar Analysis::smece(std::int64_t threads) {
             while (!fix.resolved && summary_.intervals < kMaxIntervals) {
                 const std::int64_t g = std::min(
                     kMaxIntervals, std::max(2 * summary_.intervals, intervals_for_sigma(std::max(fix.lower, 1e-300))));
+                if (g > kMaxSecondLookIntervals && static_cast<std::uint64_t>(g) > summary_.rows) break;  // the atoms cost less
                 summary_ = rows_->summarize(summary_.content, g, threads);
                 levels_.reset();
                 fix = solve_fixpoint(on_grid, s, levels().min_sigma(), fix.upper, tol);

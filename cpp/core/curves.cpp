@@ -64,8 +64,8 @@ double mu_of(double weight, double label, double floor) {
 // off at x = (logit(t) − lo)/span, and densities pick up dx/dt =
 // 1/(span·t(1 − t)) (the end points, where that diverges, repeat their
 // neighbours). μ at the ends is read where predictions of exactly 0 and 1
-// sit (logit ∓27.6): a ratio has no Jacobian, and there it has their rows
-// (from t = 1/512 and 511/512 every μ of such data was NaN).
+// sit (logit ∓27.6) when any are near: a ratio has no Jacobian, and there it
+// has their rows (from t = 1/512 and 511/512 every μ of such data was NaN).
 template <class Fn>
 void read_off(const std::vector<double>& weight, const std::vector<double>& label, const Mapping& map,
               std::int64_t mesh_intervals, Fn&& fn) {
@@ -88,9 +88,9 @@ void read_off(const std::vector<double>& weight, const std::vector<double>& labe
         const double tc = std::min(std::max(t, edge), 1.0 - edge);
         const double x = map.position(tc), w = at_position(weight, x), l = at_position(label, x);
         double mu = mu_of(w, l, floor);
-        if (tc != t) {
-            const double end = map.position(t);
-            mu = mu_of(at_position(weight, end), at_position(label, end), floor);
+        if (tc != t) {  // an end: its own μ where rows sit there, else its neighbour's, as the densities
+            const double end = map.position(t), mu_end = mu_of(at_position(weight, end), at_position(label, end), floor);
+            if (!std::isnan(mu_end)) mu = mu_end;
         }
         fn(t, w, l, 1.0 / (map.span * tc * (1.0 - tc)), mu);
     }
