@@ -376,3 +376,23 @@ def test_large_matrix_is_processed_in_blocks():
     p[250_001, 1] = 2.0
     with pytest.raises(ValueError, match=r"probs\[250001, 1\] = 2\.0.*1 of 900000 entries"):
         confidence_pairs(p, labels)
+
+
+def test_value_errors_are_input_errors_with_their_fields():
+    # (plain ValueErrors before: the CLI and Dask could not place them without reading the text)
+    from smoothece import InputError
+
+    P = np.array([[0.2, 0.8], [0.6, 0.4], [0.9, 0.1]])
+    cases = [
+        (lambda: top_label_smece(P, [0, 2, 1]), ("labels", 1, 2.0, 1, 3)),
+        (lambda: top_label_smece(np.array([[1.5, -0.5], [0.6, 0.4]]), [0, 1]), ("probs", 0, 1.5, 2, 4)),
+        (lambda: top_label_smece(np.array([[0.5, 0.6], [0.6, 0.4]]), [0, 1]), ("probs", 0, 1.1, 1, 2)),
+        (lambda: top_label_smece(labels=[0, 1], logits=np.array([[1.0, 0.0], [np.inf, 0.0]])), ("logits", 1, np.inf, 1, 4)),
+        (lambda: top_label_smece(P[:, :1], [0, 0, 0]), ("probs", None, None, 0, 0)),
+    ]
+    for call, fields in cases:
+        with pytest.raises(InputError) as err:
+            call()
+        e = err.value
+        assert (e.argument, e.index, e.value, e.count, e.size) == pytest.approx(fields) if fields[2] is not None \
+            else (e.argument, e.index, e.value) == fields[:3]

@@ -26,6 +26,7 @@ import numpy as np
 
 from . import _validate
 from ._api import smece as _smece
+from ._errors import InputError
 from ._typing import ArrayLike
 from ._util import frozen as _frozen
 from .diagram import ReliabilityDiagram
@@ -65,12 +66,12 @@ def _matrix(x: Any, name: str) -> np.ndarray:
     if arr.dtype.kind not in "biuf":
         raise TypeError(f"{name} must be an array of real numbers, got dtype {arr.dtype}")
     if arr.ndim != 2:
-        raise ValueError(f"{name} must be 2-D with shape (n, K), got shape {arr.shape}")
+        raise InputError(f"{name} must be 2-D with shape (n, K), got shape {arr.shape}", name)
     n, k = arr.shape
     if n == 0:
-        raise ValueError(f"{name} is empty (shape {arr.shape}): at least one row is needed")
+        raise InputError(f"{name} is empty (shape {arr.shape}): at least one row is needed", name)
     if k < 2:
-        raise ValueError(f"{name} must have K >= 2 classes (columns), got shape {arr.shape}")
+        raise InputError(f"{name} must have K >= 2 classes (columns), got shape {arr.shape}", name)
     if arr.dtype not in (np.dtype(np.float32), np.dtype(np.float64)):
         arr = arr.astype(np.float64)  # bool, int, float16: one exact conversion
     return arr
@@ -97,9 +98,9 @@ def _labels(labels: Any, n: int, k: int, name: str) -> np.ndarray:
         raise TypeError(f"labels must be an array of integer class indices, got dtype {lab.dtype}")
     if lab.ndim != 1:
         hint = " (one-hot labels? pass labels.argmax(axis=1))" if lab.ndim == 2 else ""
-        raise ValueError(f"labels must be 1-D class indices, got shape {lab.shape}{hint}")
+        raise InputError(f"labels must be 1-D class indices, got shape {lab.shape}{hint}", "labels")
     if lab.shape[0] != n:
-        raise ValueError(f"labels has length {lab.shape[0]} but {name} has {n} rows (shape ({n}, {k}))")
+        raise InputError(f"labels has length {lab.shape[0]} but {name} has {n} rows (shape ({n}, {k}))", "labels")
     if lab.dtype.kind == "f":
         bad = ~((lab >= 0) & (lab < k) & (lab == np.floor(lab)))  # NaN compares False: bad
     elif lab.dtype.kind == "b":
@@ -110,9 +111,9 @@ def _labels(labels: Any, n: int, k: int, name: str) -> np.ndarray:
         count = int(np.count_nonzero(bad))
         if count:
             i = int(np.argmax(bad))
-            raise ValueError(
+            raise InputError(
                 f"labels[{i}] = {_show(lab[i])}: labels must be integer class indices in [0, {k}) "
-                f"({count} of {n} values in labels bad, first at index {i})"
+                f"({count} of {n} values in labels bad, first at index {i})", "labels", i, float(lab[i]), count, n
             )
     return lab.astype(np.intp, copy=False)
 
@@ -123,7 +124,7 @@ def _weights(weights: Any, n: int, name: str) -> Optional[np.ndarray]:
         return None
     w = _validate.as_1d(weights, "weights", (np.dtype(np.float32), np.dtype(np.float64)))
     if w.shape[0] != n:
-        raise ValueError(f"weights has length {w.shape[0]} but {name} has {n} rows")
+        raise InputError(f"weights has length {w.shape[0]} but {name} has {n} rows", "weights")
     return w
 
 
@@ -221,16 +222,17 @@ class _Scan:
         if first_entry is not None:
             r, c, v = first_entry
             what = "finite and in [0, 1]" if kind == "probs" else "finite"
-            raise ValueError(
+            raise InputError(
                 f"{name}[{r}, {c}] = {_show(v)}: {name} entries must be {what} "
-                f"({bad_entries} of {mat.size} entries in {name} bad, first in row {r})"
+                f"({bad_entries} of {mat.size} entries in {name} bad, first in row {r})",
+                name, r, float(v), bad_entries, mat.size
             )
         if first_row is not None:
             r, s = first_row
-            raise ValueError(
+            raise InputError(
                 f"{name}[{r}] sums to {_show_sum(s)}: rows of probs must sum to 1 within atol={tol:.3g} "
                 f"({bad_rows_total} of {n} rows in probs bad, first at row {r}); "
-                f"normalize the rows, raise atol, or pass logits= instead"
+                f"normalize the rows, raise atol, or pass logits= instead", name, r, float(s), bad_rows_total, n
             )
 
 
