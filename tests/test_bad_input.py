@@ -150,6 +150,39 @@ def test_hints_only_when_most_values_fit_the_cause():
     assert "look like" not in str(err.value)
 
 
+def test_long_double_labels_that_round_to_0_or_1_are_refused():
+    eps = np.finfo(np.longdouble).eps
+    if eps >= np.finfo(np.float64).eps:
+        pytest.skip("long double is float64 on this platform")
+    for bad, shown in ((np.longdouble(1) + eps, "1.0000000000000000001e+00"), (np.longdouble("1e-4000"), "1e-4000")):
+        y = np.array([0, bad, 1], dtype=np.longdouble)
+        with pytest.raises(InputError, match=rf"^y\[1\] = {re.escape(shown)} \(float128\) rounds to [01] as float64") as err:
+            smoothece.smece([0.2, 0.5, 0.7], y)
+        assert (err.value.index, err.value.count) == (1, 1)
+    exact = np.array([0, 1, 1], dtype=np.longdouble)  # exact 0/1 long doubles are labels
+    assert smoothece.smece([0.2, 0.5, 0.7], exact) == smoothece.smece([0.2, 0.5, 0.7], [0, 1, 1])
+
+
+def test_ragged_lists_name_their_argument():
+    with pytest.raises(InputError, match=r"^f must be an array of numbers: .*inhomogeneous") as err:
+        smoothece.smece([[0.1, 0.2], [0.3]], [0, 1])
+    assert err.value.argument == "f"
+
+
+def test_row_bootstrap_ignores_zero_weight_rows():
+    # Zero-weight rows are not rows: a draw of them alone had no statistic (an InputError).
+    w = np.array([1.0, 0.0, 2.0, 0.0, 0.5])
+    kept = w > 0
+    with_zeros = smoothece.bootstrap_smece(F, Y, weights=w, method="rows", n_boot=30, seed=4)
+    without = smoothece.bootstrap_smece(F[kept], Y[kept], weights=w[kept], method="rows", n_boot=30, seed=4)
+    np.testing.assert_array_equal(with_zeros.replicates, without.replicates)
+    assert smoothece.bootstrap_smece(F, Y, weights=[1, 0, 0, 0, 0], method="rows", n_boot=20, seed=0).high == 0.1
+    with pytest.raises(ValueError, match="^weight_kind must be"):
+        smoothece.bootstrap_smece(F, Y, weights=w, method="rows", weight_kind="bogus")
+    with pytest.raises(ValueError, match="frequency weights need method='cells'"):
+        smoothece.bootstrap_smece(F, Y, weights=w, method="rows", weight_kind="frequency")
+
+
 def test_shapes():
     with pytest.raises(ValueError, match=r"f and y must have the same length, got f.shape=\(5,\) and y.shape=\(4,\)"):
         smoothece.smece(F, Y[:4])

@@ -94,7 +94,10 @@ def array(x: Any, name: str) -> np.ndarray:
         except (TypeError, ValueError):
             arr = np.asarray(x)
     else:
-        arr = np.asarray(x)
+        try:
+            arr = np.asarray(x)
+        except ValueError as err:  # ragged nested lists
+            raise InputError(f"{name} must be an array of numbers: {err}", name) from None
     if arr.dtype.kind == "O":
         # Python objects: bools and numbers are read as such; missing values are
         # named; anything else is a TypeError.
@@ -121,8 +124,22 @@ def as_1d(x: Any, name: str, accepted: tuple) -> np.ndarray:
         raise InputError(f"{name} must be 1-D, got shape {arr.shape}", name)
     if arr.dtype not in accepted:
         # Rare dtypes (float16, int16, uint32, ...): one exact conversion.
-        arr = arr.astype(np.float64)
+        wide, arr = arr, arr.astype(np.float64)
+        if name == "y" and wide.dtype.kind == "f" and wide.dtype.itemsize > 8:
+            _refuse_labels_rounded_to_0_1(wide, arr)
     return arr
+
+
+def _refuse_labels_rounded_to_0_1(wide: np.ndarray, arr: np.ndarray) -> None:
+    """A long double label that float64 rounds onto 0 or 1 (1 + 1e-19, 1e-4000) is not a 0/1 label.
+    (Predictions are read as float64: a long double 1 + 1e-19 is the prediction 1.)"""
+    moved = (arr != wide) & ((arr == 0) | (arr == 1))
+    if moved.any():
+        i, count = int(np.argmax(moved)), int(moved.sum())
+        shown = np.format_float_scientific(wide[i], unique=True, trim="-")
+        raise InputError(f"y[{i}] = {shown} ({wide.dtype}) rounds to {arr[i]:g} as float64: labels must be 0 or 1 "
+                         f"({count} of {wide.shape[0]} values in y bad, first at index {i})", "y", i, float(arr[i]),
+                         count, wide.shape[0])
 
 
 def predictions(f: Any) -> np.ndarray:

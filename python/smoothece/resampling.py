@@ -128,6 +128,9 @@ def bootstrap_smece(
     n_boot = _validate.count(n_boot, "n_boot", 1)
     fixed = None if sigma is None else _validate.sigma(sigma)
     if method == "rows":
+        if _validate.weight_kind(weight_kind) == "frequency" and weights is not None:
+            raise ValueError("method='rows' redraws rows with their weights (importance weights); frequency weights "
+                             "need method='cells'")
         return _bootstrap_rows(f, y, weights, metric, n_boot, _validate.level(level), _validate.seed(seed), fixed,
                                clip, threads)
     if method != "cells":
@@ -172,10 +175,12 @@ def _bootstrap_rows(f, y, weights, metric, n_boot, level, seed, sigma, clip, thr
             return smece(f[idx], y[idx], weights=ww, **kw)
         return smece_sigma(f[idx], y[idx], sigma, weights=ww, **kw)
 
-    n = f.shape[0]
     value = score(slice(None))
+    # Zero-weight rows are not rows: draws come from the others (a draw of
+    # zero-weight rows alone had no statistic, and failed).
+    rows = np.arange(f.shape[0]) if w is None else np.flatnonzero(w > 0)
     rng = np.random.default_rng(seed)
-    reps = np.array([score(rng.integers(0, n, size=n)) for _ in range(n_boot)])
+    reps = np.array([score(rows[rng.integers(0, rows.size, size=rows.size)]) for _ in range(n_boot)])
     lo, hi = interval(reps, level)
     return BootstrapResult(value=float(value), sigma=float(value if sigma is None else sigma), low=lo, high=hi,
                            level=level, n_boot=n_boot, seed=seed, replicates=frozen(reps))
