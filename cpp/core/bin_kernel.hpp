@@ -73,6 +73,8 @@ struct PassSpec {
 // AVX2 (GCC does not vectorize it for SSE2).
 // add_lanes: dst[8i + l] += factor[l]·src[i] for i < count, l < 8 (resampling's
 // group curves, GroupSmoothing::sum_lanes: eight replicates side by side).
+// any_dip: whether a cell [j, j+1], begin ≤ j < end, holds a dip of r to the
+// other side of zero (smoothing.cpp's is_dip, operation for operation).
 #define SMOOTHECE_DECLARE_BIN_KERNEL(ns)                                                                   \
     namespace ns {                                                                                     \
     bool bin_range(const Inputs& in, const PassSpec& spec, std::int64_t begin, std::int64_t end,       \
@@ -87,6 +89,8 @@ struct PassSpec {
     std::uint64_t check_block(const double* f, const double* y, std::int64_t count, double lo, double hi, \
                               double* f_out, double* y_out);                                           \
     void add_lanes(const double* src, std::int64_t count, const double* factor, double* dst);          \
+    bool any_dip(const double* r, const double* F, std::int64_t begin, std::int64_t end, double inv_h,  \
+                 double noise);                                                                        \
     }
 
 SMOOTHECE_DECLARE_BIN_KERNEL(baseline)
@@ -94,7 +98,8 @@ SMOOTHECE_DECLARE_BIN_KERNEL(baseline)
 SMOOTHECE_DECLARE_BIN_KERNEL(avx2)
 #endif
 
-// add_lanes from the kernel built for this CPU (rows.cpp).
+// add_lanes and any_dip from the kernel built for this CPU (rows.cpp).
 void add_lanes(const double* src, std::int64_t count, const double* factor, double* dst);
+bool any_dip(const double* r, const double* F, std::int64_t begin, std::int64_t end, double inv_h, double noise);
 
 }  // namespace smoothece

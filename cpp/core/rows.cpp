@@ -241,6 +241,13 @@ void add_lanes(const double* src, std::int64_t count, const double* factor, doub
     baseline::add_lanes(src, count, factor, dst);
 }
 
+bool any_dip(const double* r, const double* F, std::int64_t begin, std::int64_t end, double inv_h, double noise) {
+#if defined(SMOOTHECE_HAVE_AVX2_KERNEL)
+    if (avx2_kernel()) return avx2::any_dip(r, F, begin, end, inv_h, noise);
+#endif
+    return baseline::any_dip(r, F, begin, end, inv_h, noise);
+}
+
 int weight_exponent_for(double max_weight) {
     if (!(max_weight > 0.0) || (max_weight <= kMaxPlainWeight && max_weight >= 1.0 / kMaxPlainWeight)) return 0;
     return -std::ilogb(max_weight);

@@ -355,12 +355,12 @@ double hermite_at(const double* r, const double* F, std::int64_t j, double h, do
 // holds a dip when H′ = q (q(0) = r0, q(1) = r1) curves back (qa·r0 > 0) to
 // a vertex inside (0, 1) beyond zero (discriminant > 0); the dip is then
 // [vertex ∓ root]. Every condition is a product, with no division, so the
-// scan runs two cells a step; dips are rare, and found in a second loop.
+// scan vectorizes (any_dip); dips are rare, and found in a second loop.
 double dip_correction(const double* r, const double* F, std::int64_t begin, std::int64_t end, double h, double noise) {
     const double inv_h = 1.0 / h;
-    // q's coefficients, and whether cell j holds a dip (scanned two cells a
-    // step below: a scalar scan was a sixth of a calibration test's time,
-    // this one 8%).
+    // q's coefficients, and whether cell j holds a dip (bin_kernel.cpp's
+    // any_dip scans every cell first, as these do: a scalar scan was a
+    // sixth of a calibration test's time).
     auto quadratic = [&](std::int64_t j, double& qa, double& qb) {
         const double r0 = r[j], r1 = r[j + 1], d = (F[j + 1] - F[j]) * inv_h;
         qa = 3.0 * (r0 + r1) - 6.0 * d;
@@ -373,31 +373,7 @@ double dip_correction(const double* r, const double* F, std::int64_t begin, std:
         return (r0 * r1 > 0.0) & (std::fabs(r0) > noise) & (std::fabs(r1) > noise) & (qa * r0 > 0.0) &
                (qa * qb < 0.0) & (std::fabs(qb) < 2.0 * std::fabs(qa)) & (qb * qb > (4.0 * qa) * r0);
     };
-    bool maybe = false;
-    std::int64_t cell = begin;
-#if defined(__SSE2__)
-    {  // is_dip two cells a step, operation for operation (GCC leaves the loop scalar)
-        const __m128d inv = _mm_set1_pd(inv_h), two = _mm_set1_pd(2.0), three = _mm_set1_pd(3.0),
-                      four = _mm_set1_pd(4.0), six = _mm_set1_pd(6.0), zero = _mm_setzero_pd(),
-                      band = _mm_set1_pd(noise), abs_mask = _mm_castsi128_pd(_mm_set1_epi64x(0x7FFFFFFFFFFFFFFF));
-        __m128d found = zero;
-        for (; cell + 2 <= end; cell += 2) {
-            const __m128d r0 = _mm_loadu_pd(r + cell), r1 = _mm_loadu_pd(r + cell + 1);
-            const __m128d d = _mm_mul_pd(_mm_sub_pd(_mm_loadu_pd(F + cell + 1), _mm_loadu_pd(F + cell)), inv);
-            const __m128d qa = _mm_sub_pd(_mm_mul_pd(three, _mm_add_pd(r0, r1)), _mm_mul_pd(six, d));
-            const __m128d qb = _mm_sub_pd(_mm_sub_pd(_mm_mul_pd(six, d), _mm_mul_pd(four, r0)), _mm_mul_pd(two, r1));
-            __m128d dip = _mm_and_pd(_mm_cmpgt_pd(_mm_mul_pd(r0, r1), zero), _mm_cmpgt_pd(_mm_and_pd(r0, abs_mask), band));
-            dip = _mm_and_pd(dip, _mm_cmpgt_pd(_mm_and_pd(r1, abs_mask), band));
-            dip = _mm_and_pd(dip, _mm_cmpgt_pd(_mm_mul_pd(qa, r0), zero));
-            dip = _mm_and_pd(dip, _mm_cmplt_pd(_mm_mul_pd(qa, qb), zero));
-            dip = _mm_and_pd(dip, _mm_cmplt_pd(_mm_and_pd(qb, abs_mask), _mm_mul_pd(two, _mm_and_pd(qa, abs_mask))));
-            dip = _mm_and_pd(dip, _mm_cmpgt_pd(_mm_mul_pd(qb, qb), _mm_mul_pd(_mm_mul_pd(four, qa), r0)));
-            found = _mm_or_pd(found, dip);
-        }
-        maybe = _mm_movemask_pd(found) != 0;
-    }
-#endif
-    for (; cell < end; ++cell) maybe |= is_dip(cell);  // the last cell (every cell without SSE2)
+    const bool maybe = any_dip(r, F, begin, end, inv_h, noise);  // the scan, four cells a step with AVX2
     if (!maybe) return 0.0;
     double extra = 0.0;
     for (std::int64_t j = begin; j < end; ++j) {
