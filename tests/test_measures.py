@@ -556,6 +556,9 @@ def test_every_measure_is_invariant_to_scaling_the_weights(scale):
         lambda w: M.laplace_kernel_ce(f, y, weights=w),
         lambda w: M.interval_ce_random(f, y, weights=w, seed=1),
     ]
-    with np.errstate(all="raise"):
+    with np.errstate(over="raise", invalid="raise", divide="raise"):
         for call in calls:
             assert call(w * scale) == pytest.approx(call(w), rel=1e-12)
+        binned = M.binned_calibration(f, y, weights=w * scale)  # weights reported in the caller's units
+        assert binned.total_weight == pytest.approx(np.sum(w * scale), rel=1e-12)
+        assert binned.ece("l2") == pytest.approx(M.binned_ece(f, y, weights=w, norm="l2"), rel=1e-12)

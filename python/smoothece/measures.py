@@ -22,9 +22,8 @@ with the same messages.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
-from typing import Any, Optional, Tuple, Union
+from typing import Any, Callable, Optional, Tuple, Union
 
 import numpy as np
 
@@ -64,20 +63,8 @@ _MAX_BINS = 2**24
 _MIN_INTERVAL_EPS = 1e-5
 _choice = _validate.choice
 _positive = _validate.positive
-#: Weights beyond 2^±60 are scaled by a power of two first (exact): the binned
-#: sums square them (w², gap²/W), which overflowed or underflowed at 1e±300.
-_WEIGHT_EXPONENT_RANGE = 60
-
-
-def _rows(f: Any, y: Any, weights: Any, clip: Any) -> Tuple[np.ndarray, np.ndarray, Optional[np.ndarray], float]:
-    """Checked rows (f, y, weights or None, total weight) for the numpy code below."""
-    f, y, w, total = checked_rows(f, y, weights, clip)
-    if w is not None:
-        exp = int(np.frexp(np.max(w))[1])
-        if abs(exp) > _WEIGHT_EXPONENT_RANGE:
-            w = np.ldexp(w, -exp)
-            total = math.ldexp(total, -exp) if math.isfinite(total) else float(np.sum(w))
-    return f, y, w, total
+#: Checked rows (f, y, weights or None, total weight), typed for the numpy code below.
+_rows: Callable[..., Tuple[np.ndarray, np.ndarray, Optional[np.ndarray], float]] = checked_rows
 
 
 def _seed_required(seed: Any) -> int:
@@ -139,8 +126,9 @@ def _ece_from_sums(weight, sum_f, sum_y, total, norm) -> float:
     gap = np.abs(sum_y[filled] - sum_f[filled])  # W_b · |ȳ_b − f̄_b|
     if norm == "l1":
         return float(gap.sum() / total)
-    if norm == "l2":
-        return float(np.sqrt(np.sum(gap * gap / weight[filled]) / total))
+    if norm == "l2":  # in shares of the total weight: squares of 1e300 weights overflowed, of 1e-300 underflowed
+        share_gap = gap / total
+        return float(np.sqrt(np.sum(share_gap * share_gap / (weight[filled] / total))))
     return float(np.max(gap / weight[filled]))
 
 
@@ -411,12 +399,14 @@ def debiased_ece(
         n_eff = b.count.astype(np.float64)
     else:
         positive = np.bincount(b.idx, weights=(b.w > 0).astype(np.float64), minlength=n_bins)
-        sum_w2 = _wsum(b.idx, b.w, b.w, n_bins)
+        share = b.w / total  # Kish's n_eff in shares of the total: (Σw)²/Σw² overflowed at 1e300, underflowed at 1e-300
+        share_sq = _wsum(b.idx, share, share, n_bins)
+        bin_share = b.weight / total
         with np.errstate(invalid="ignore", divide="ignore"):
-            n_eff = b.weight * b.weight / sum_w2
+            n_eff = bin_share * bin_share / share_sq
     use = positive >= 2
     wb, mf, my, ne = b.weight[use], b.sum_f[use] / b.weight[use], b.sum_y[use] / b.weight[use], n_eff[use]
-    value = float(np.sum(wb * ((my - mf) ** 2 - my * (1.0 - my) / (ne - 1.0))) / total)
+    value = float(np.sum(wb / total * ((my - mf) ** 2 - my * (1.0 - my) / (ne - 1.0))))
     if squared:
         return value
     return float(np.sqrt(max(value, 0.0)))
@@ -463,7 +453,7 @@ class BrierDecomposition:
 
 
 def _wmean(values: np.ndarray, w: Optional[np.ndarray], total: float) -> float:
-    return float((np.sum(values) if w is None else np.dot(w, values)) / total)
+    return float(np.sum(values) / total if w is None else np.dot(w / total, values))  # shares: no underflow at 1e-300
 
 
 def brier_decomposition(
