@@ -368,8 +368,11 @@ def test_nulls_of_a_few_rows_are_the_statistics_of_their_label_draws():
     np.testing.assert_allclose(null, exact[nearest], rtol=1e-4)  # the replicates' σ* tolerance
     freq = np.bincount(nearest, minlength=8) / null.size
     assert np.abs(freq - prob).max() < 4 * np.sqrt(prob.max() / null.size)  # ~4 standard errors
-    one = smoothece.calibration_test([0.3], [1], n_sim=200, seed=1).null
-    assert set(np.round(one, 9)) <= {0.3, 0.7}
+    one = smoothece.calibration_test([0.3], [1], n_sim=2000, seed=1)
+    assert set(np.round(one.null, 9)) <= {0.3, 0.7}
+    # the statistic (0.7000000000000001 from the grid) ties with the nulls at 0.7: they count
+    assert one.p_value == (1 + np.count_nonzero(np.round(one.null, 9) == 0.7)) / 2001
+    assert 0.27 < one.p_value < 0.33  # P(y* = 1) = 0.3
     np.testing.assert_allclose(smoothece.bootstrap_smece([0.3], [1], n_boot=50, seed=1).replicates, 0.7, rtol=1e-12)
 
 

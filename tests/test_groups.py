@@ -439,3 +439,13 @@ def test_forest_and_drift_plots_render(data, tmp_path):
     assert ax.findobj(lambda a: a.get_gid() == "smoothece-group-band")
     ax.figure.savefig(tmp_path / "drift.png", dpi=40)
     assert (tmp_path / "forest.png").stat().st_size > 1000 and (tmp_path / "drift.png").stat().st_size > 1000
+
+
+def test_old_bytes_with_keys_of_two_kinds_still_read():
+    # Sets written before keys had to be of one kind could mix them; their bytes still read.
+    raw = GroupedSketch().update(F5, Y5, ["a"] * 5).to_bytes()
+    head, body = raw[:16], raw[21:-4]  # version 3 → version 1 (no header fields, no checksum)
+    one = GroupedSketch().update(F5, Y5, [1] * 5).to_bytes()[21:-4]
+    mixed = head[:8] + (1).to_bytes(4, "little") + (2).to_bytes(4, "little") + body + one
+    old = GroupedSketch.from_bytes(mixed)
+    assert old.keys() == ["a", 1] and old.n == 10

@@ -450,7 +450,7 @@ void answer_one(Analysis& analysis, std::int64_t g, const GroupOptions& options,
         const Replicates null =
             analysis.replicates(ResampleKind::Consistency, options.n_sim, seed, star, 0, options.weights, false, 1);
         const auto above =
-            std::count_if(null.sigma_star.begin(), null.sigma_star.end(), [star](double s) { return s >= star; });
+            std::count_if(null.sigma_star.begin(), null.sigma_star.end(), [star](double s) { return s >= star * kNullTie; });
         out.p_value[gi] = static_cast<double>(1 + above) / static_cast<double>(1 + options.n_sim);
     }
 }
@@ -525,11 +525,12 @@ void GroupedSketch::update(const Inputs& in, const std::int64_t* codes, std::int
     std::vector<std::int64_t> touched;
     for (std::int64_t g = 0; g < groups; ++g)
         if (grouped.offset[static_cast<std::size_t>(g + 1)] > grouped.offset[static_cast<std::size_t>(g)]) touched.push_back(g);
-    grow(groups);
-    for (std::int64_t g : touched) updated.push_back(sketches_[static_cast<std::size_t>(g)]);
+    for (std::int64_t g : touched)
+        updated.push_back(g < this->groups() ? sketches_[static_cast<std::size_t>(g)] : Sketch(metric_, resolution_));
     for_each_group(static_cast<std::int64_t>(touched.size()), threads, [&](std::int64_t k, GroupBuffer& buffer) {
         updated[static_cast<std::size_t>(k)].update(grouped.rows_of(touched[static_cast<std::size_t>(k)], buffer), 1);
     });
+    grow(groups);  // only now: a failed update leaves the set as it was, its size too
     for (std::size_t k = 0; k < touched.size(); ++k) sketches_[static_cast<std::size_t>(touched[k])] = updated[k];
 }
 

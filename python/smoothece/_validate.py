@@ -13,11 +13,14 @@ from __future__ import annotations
 import numbers
 import secrets
 import sys
+import warnings
 from typing import Any, Optional
 
 import numpy as np
 
 from ._errors import InputError
+
+_RaggedWarning = getattr(getattr(np, "exceptions", np), "VisibleDeprecationWarning", UserWarning)
 
 # dtypes the core reads in place; anything else numeric is converted once.
 _PRED_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
@@ -95,8 +98,10 @@ def array(x: Any, name: str) -> np.ndarray:
             arr = np.asarray(x)
     else:
         try:
-            arr = np.asarray(x)
-        except ValueError as err:  # ragged nested lists
+            with warnings.catch_warnings():  # numpy < 1.24 warns about ragged lists, and makes objects of them
+                warnings.simplefilter("error", _RaggedWarning)
+                arr = np.asarray(x)
+        except (ValueError, _RaggedWarning) as err:  # ragged nested lists
             raise InputError(f"{name} must be an array of numbers: {err}", name) from None
     if arr.dtype.kind == "O":
         # Python objects: bools and numbers are read as such; missing values are
@@ -105,13 +110,21 @@ def array(x: Any, name: str) -> np.ndarray:
                         "drop those rows (or fill them) first")
         flat = arr.ravel()
         # astype(float64) would parse strings ("0.1") too: numpy's own reading
-        # of the values says when to look for one (anything but bools and numbers).
-        if np.asarray(flat.tolist()).dtype.kind not in "biuf":
-            bad = next((i for i, v in enumerate(flat) if not isinstance(v, (numbers.Real, np.bool_, bool))), None)
-            if bad is not None:
-                raise TypeError(f"{name} must be an array of real numbers, got {type(flat[bad]).__name__} "
-                                f"{flat[bad]!r} at index {bad}")
-        arr = arr.astype(np.float64)
+        # of the values says when to look for one (Decimal and Fraction read as numbers).
+        try:
+            read = np.asarray(flat.tolist()).dtype.kind
+        except (TypeError, ValueError):
+            read = "O"
+        text = None if read in "biuf" else next((i for i, v in enumerate(flat) if isinstance(v, (str, bytes))), None)
+        try:
+            if text is not None:
+                raise TypeError
+            arr = arr.astype(np.float64)
+        except (TypeError, ValueError):
+            bad = text if text is not None else next(
+                (i for i, v in enumerate(flat) if not isinstance(v, (numbers.Number, np.bool_, bool))), 0)
+            raise TypeError(f"{name} must be an array of real numbers, got {type(flat[bad]).__name__} "
+                            f"{flat[bad]!r} at index {bad}") from None
     return arr
 
 

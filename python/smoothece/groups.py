@@ -429,8 +429,8 @@ class GroupedSketch:
 
     Each update gathers the batch's rows by group in one pass and adds each
     group's rows to its own sketch. While a group's predictions are few its
-    sketch keeps them exactly: about 72 bytes a row in memory, about 6 in
-    :meth:`to_bytes`; past resolution/2 distinct predictions it holds its grid
+    sketch keeps them exactly: about 72 bytes a distinct prediction in memory
+    (about 6 a row in :meth:`to_bytes` in the bench's groups); past resolution/2 distinct predictions it holds its grid
     instead, whatever its rows. Keys are of one kind (numbers, strings or
     dates). Parameters as in :class:`~smoothece.CalibrationSketch`.
     """
@@ -445,10 +445,10 @@ class GroupedSketch:
         self._keys: list = []
         self._codes: dict = {}
 
-    def _code_of(self, key) -> int:
+    def _code_of(self, key, one_kind: bool = True) -> int:
         code = self._codes.get(key)
         if code is None:
-            if self._keys and _key_kind(key) != _key_kind(self._keys[0]):  # 1 and "1" would be two groups
+            if one_kind and self._keys and _key_kind(key) != _key_kind(self._keys[0]):  # 1 and "1": two groups
                 raise TypeError(f"group keys must be of one kind (numbers, strings or dates): this sketch holds "
                                 f"{_key_kind(self._keys[0])} keys, got {key!r}")
             code = self._codes[key] = len(self._keys)
@@ -569,7 +569,7 @@ class GroupedSketch:
                     raise ValueError("corrupt grouped sketch: a group's resolution or metric differs from the set's")
                 if key in out._codes:
                     raise ValueError(f"corrupt grouped sketch: the key {key!r} appears twice")
-                out._core.set(out._code_of(key), sketch)
+                out._core.set(out._code_of(key, one_kind=version >= 3), sketch)  # older sets could mix kinds
         except (struct.error, IndexError, UnicodeDecodeError, TypeError):  # TypeError: a date unit, keys of two kinds
             raise ValueError("corrupt grouped sketch: truncated or malformed") from None
         if pos != len(data):

@@ -13,7 +13,7 @@ from typing import Optional, Union
 
 import numpy as np
 
-from . import _validate
+from . import _core, _validate
 from ._summary import summarise
 from ._typing import ArrayLike
 from ._util import MESH_INTERVALS, append_doc, frozen, interval, quantiles, sigma_star
@@ -229,7 +229,8 @@ def make_test(analysis, *, n_sim, seed, level, weight_kind, threads) -> Calibrat
     null, _, lo, hi, _ = analysis.replicates("consistency", n_sim, seed, stat, MESH_INTERVALS, kind, False, t, level)
     qs = (0.5, 0.9, 0.95, 0.99)
     return CalibrationTest(
-        statistic=float(stat), p_value=float((1 + np.count_nonzero(null >= stat)) / (1 + n_sim)),
+        statistic=float(stat),
+        p_value=float((1 + np.count_nonzero(null >= stat * _core.NULL_TIE)) / (1 + n_sim)),  # ties count (core)
         null_mean=float(null.mean()), null_quantiles={q: float(v) for q, v in zip(qs, quantiles(null, qs))},
         n_sim=n_sim, seed=seed, sigma=float(stat), mesh=frozen(curves["mesh"]), band_lower=frozen(lo),
         band_upper=frozen(hi), level=level, null=frozen(null),

@@ -67,6 +67,7 @@ _replicates = _arg_type(int, lambda v: 1 <= v <= MAX_COUNT, f"an integer from 1 
 _replicates_or_none = _arg_type(int, lambda v: 0 <= v <= MAX_COUNT, f"an integer from 0 to {MAX_COUNT:,}")
 _seed = _arg_type(int, lambda v: 0 <= v <= MAX_SEED, "an integer from 0 to 2**64 - 1")
 _demo_rows = _arg_type(int, lambda v: 1 <= v <= 10**9, "an integer from 1 to 1,000,000,000")
+_bins = _arg_type(int, lambda v: 1 <= v <= 2**24, "an integer from 1 to 16,777,216")
 _level = _arg_type(float, lambda v: 0.0 < v < 1.0, "a number in (0, 1)")
 _tolerance = _arg_type(float, lambda v: v >= 0.0 and math.isfinite(v), "a non-negative number")
 
@@ -178,7 +179,7 @@ def build_parser() -> argparse.ArgumentParser:
                       help="image to write: .png, .svg or .pdf (written whole or not at all)")
     plot.add_argument("--binned", action="store_true",
                       help="add a panel with the binned reliability diagram (reads the columns into memory)")
-    plot.add_argument("--n-bins", type=_positive_int, default=15, metavar="N",
+    plot.add_argument("--n-bins", type=_bins, default=15, metavar="N",
                       help="bins of the binned diagram (default 15)")
     _add_resampling_options(plot, _replicates_or_none,
                             "bootstrap replicates for the band or the groups' intervals (default 1000; 0 draws none)")
