@@ -527,16 +527,10 @@ void add_lanes(const double* src, std::int64_t count, const double* factor, doub
 }
 
 bool any_dip(const double* r, const double* F, std::int64_t begin, std::int64_t end, double inv_h, double noise) {
-    // qa, qb as smoothing.cpp's quadratic, and every condition of its is_dip,
-    // in the same order of operations (no contraction: the same in any build);
-    // four cells a step with AVX2 (the scalar loop was a sixth of a
-    // calibration test's time; CPUs without AVX2 still take it).
-    auto is_dip = [&](std::int64_t j) {
-        const double r0 = r[j], r1 = r[j + 1], d = (F[j + 1] - F[j]) * inv_h;
-        const double qa = 3.0 * (r0 + r1) - 6.0 * d, qb = 6.0 * d - 4.0 * r0 - 2.0 * r1;
-        return (r0 * r1 > 0.0) & (std::fabs(r0) > noise) & (std::fabs(r1) > noise) & (qa * r0 > 0.0) &
-               (qa * qb < 0.0) & (std::fabs(qb) < 2.0 * std::fabs(qa)) & (qb * qb > (4.0 * qa) * r0);
-    };
+    // cell_holds_dip (bin_kernel.hpp) for every cell, four a step with AVX2
+    // in its order of operations (no contraction: the same in any build). The
+    // scalar loop was a sixth of a calibration test's time; CPUs without AVX2
+    // still take it.
     std::int64_t j = begin;
     bool found = false;
 #if defined(__AVX2__)
@@ -561,7 +555,7 @@ bool any_dip(const double* r, const double* F, std::int64_t begin, std::int64_t 
     }
     found = _mm256_movemask_pd(any) != 0;
 #endif
-    for (; j < end; ++j) found |= is_dip(j);
+    for (; j < end; ++j) found |= cell_holds_dip(r, F, j, inv_h, noise);
     return found;
 }
 

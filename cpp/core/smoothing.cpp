@@ -351,35 +351,18 @@ double hermite_at(const double* r, const double* F, std::int64_t j, double h, do
 // What the pieces miss: a dip of r to the other side of zero between two
 // nodes on one side (r̂σ grazing zero, narrower than the node spacing) is
 // counted with its sign inside its piece, where |r| needs it the other way:
-// 2·|∫ over the dip|. A cell [j, j+1] with r0, r1 beyond `noise` on one side
-// holds a dip when H′ = q (q(0) = r0, q(1) = r1) curves back (qa·r0 > 0) to
-// a vertex inside (0, 1) beyond zero (discriminant > 0); the dip is then
-// [vertex ∓ root]. Every condition is a product, with no division, so the
-// scan vectorizes (any_dip); dips are rare, and found in a second loop.
+// 2·|∫ over the dip| (cell_holds_dip, bin_kernel.hpp: H′ = q crosses zero
+// twice inside a cell whose nodes lie on one side), the dip being [vertex ∓
+// root] of q. The scan over the cells vectorizes (any_dip); dips are rare,
+// and the cells that hold them are found in a second loop.
 double dip_correction(const double* r, const double* F, std::int64_t begin, std::int64_t end, double h, double noise) {
     const double inv_h = 1.0 / h;
-    // q's coefficients, and whether cell j holds a dip (bin_kernel.cpp's
-    // any_dip scans every cell first, as these do: a scalar scan was a
-    // sixth of a calibration test's time).
-    auto quadratic = [&](std::int64_t j, double& qa, double& qb) {
-        const double r0 = r[j], r1 = r[j + 1], d = (F[j + 1] - F[j]) * inv_h;
-        qa = 3.0 * (r0 + r1) - 6.0 * d;
-        qb = 6.0 * d - 4.0 * r0 - 2.0 * r1;
-    };
-    auto is_dip = [&](std::int64_t j) {
-        const double r0 = r[j], r1 = r[j + 1];
-        double qa, qb;
-        quadratic(j, qa, qb);
-        return (r0 * r1 > 0.0) & (std::fabs(r0) > noise) & (std::fabs(r1) > noise) & (qa * r0 > 0.0) &
-               (qa * qb < 0.0) & (std::fabs(qb) < 2.0 * std::fabs(qa)) & (qb * qb > (4.0 * qa) * r0);
-    };
-    const bool maybe = any_dip(r, F, begin, end, inv_h, noise);  // the scan, four cells a step with AVX2
-    if (!maybe) return 0.0;
+    if (!any_dip(r, F, begin, end, inv_h, noise)) return 0.0;  // the scan, four cells a step with AVX2
     double extra = 0.0;
     for (std::int64_t j = begin; j < end; ++j) {
-        if (!is_dip(j)) continue;
+        if (!cell_holds_dip(r, F, j, inv_h, noise)) continue;
         double qa, qb;
-        quadratic(j, qa, qb);
+        dip_quadratic(r, F, j, inv_h, qa, qb);
         const double vertex = -qb / (2.0 * qa), half = std::sqrt(qb * qb - (4.0 * qa) * r[j]) / (2.0 * std::fabs(qa));
         extra += 2.0 * std::fabs(hermite_at(r, F, j, h, std::min(vertex + half, 1.0)) -
                                  hermite_at(r, F, j, h, std::max(vertex - half, 0.0)));
