@@ -430,9 +430,10 @@ class GroupedSketch:
     Each update gathers the batch's rows by group in one pass and adds each
     group's rows to its own sketch. While a group's predictions are few its
     sketch keeps them exactly: about 72 bytes a distinct prediction in memory
-    (about 6 a row in :meth:`to_bytes` in the bench's groups); past resolution/2 distinct predictions it holds its grid
-    instead, whatever its rows. Keys are of one kind (numbers, strings or
-    dates). Parameters as in :class:`~smoothece.CalibrationSketch`.
+    (about 6 a row in :meth:`to_bytes` in the bench's groups); past
+    resolution/2 distinct predictions it holds its grid instead, whatever its
+    rows. Keys are of one kind (numbers, strings or dates). Parameters as in
+    :class:`~smoothece.CalibrationSketch`.
     """
 
     __slots__ = ("_core", "_keys", "_codes", "_metric")
