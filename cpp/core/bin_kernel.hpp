@@ -75,7 +75,7 @@ struct PassSpec {
 // add_lanes: dst[8i + l] += factor[l]·src[i] for i < count, l < 8 (resampling's
 // group curves, GroupSmoothing::sum_lanes: eight replicates side by side).
 // any_dip: whether a cell [j, j+1], begin ≤ j < end, holds a dip of r to the
-// other side of zero (smoothing.cpp's is_dip, operation for operation).
+// other side of zero (cell_holds_dip below, operation for operation).
 #define SMOOTHECE_DECLARE_BIN_KERNEL(ns)                                                                   \
     namespace ns {                                                                                     \
     bool bin_range(const Inputs& in, const PassSpec& spec, std::int64_t begin, std::int64_t end,       \

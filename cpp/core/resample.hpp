@@ -29,12 +29,13 @@ namespace smoothece {
 
 enum class ResampleKind : std::uint8_t { Bootstrap = 0, Consistency = 1 };
 
+enum class WeightKind : std::uint8_t { Importance = 0, Frequency = 1 };
+
 // A null statistic counts as at least the observed one from this fraction of
 // it up: replicates solve σ* to 1e-4 relative, the observed σ* to rounding, so
 // a tie (a few rows, discrete forecasts: a null equal to the statistic) would
 // otherwise fall either side by chance. Used by every calibration test's p-value.
 constexpr double kNullTie = 1.0 - 1e-4;
-enum class WeightKind : std::uint8_t { Importance = 0, Frequency = 1 };
 
 struct ResampleRequest {
     ResampleKind kind = ResampleKind::Bootstrap;

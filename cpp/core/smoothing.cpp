@@ -319,6 +319,13 @@ inline int count_trailing_zeros(std::uint64_t x) {
 #endif
 }
 
+// H(s) on cell [j, j+1]: the cubic Hermite interpolant of F (values F, slopes r).
+double hermite_at(const double* r, const double* F, std::int64_t j, double h, double s) {
+    const double s2 = s * s, s3 = s2 * s;
+    return (2 * s3 - 3 * s2 + 1) * F[j] + (s3 - 2 * s2 + s) * h * r[j] + (-2 * s3 + 3 * s2) * F[j + 1] +
+           (s3 - s2) * h * r[j + 1];
+}
+
 // F at the root of r inside cell [j, j+1] (r changes sign there), on the
 // cubic Hermite interpolant H of F (values F, slopes r): its derivative is a
 // quadratic q(s) with q(0) = r0, q(1) = r1 of opposite signs, so exactly one
@@ -336,16 +343,7 @@ double antiderivative_at_root(const double* r, const double* F, std::int64_t j, 
         const double s1 = t / qa, s2 = t != 0.0 ? r0 / t : s1;
         s = (s1 >= 0.0 && s1 <= 1.0) ? s1 : s2;
     }
-    s = std::min(std::max(s, 0.0), 1.0);
-    const double s2 = s * s, s3 = s2 * s;
-    return (2 * s3 - 3 * s2 + 1) * F0 + (s3 - 2 * s2 + s) * h * r0 + (-2 * s3 + 3 * s2) * F1 + (s3 - s2) * h * r1;
-}
-
-// H(s) on cell [j, j+1]: the cubic Hermite interpolant of F (values F, slopes r).
-double hermite_at(const double* r, const double* F, std::int64_t j, double h, double s) {
-    const double s2 = s * s, s3 = s2 * s;
-    return (2 * s3 - 3 * s2 + 1) * F[j] + (s3 - 2 * s2 + s) * h * r[j] + (-2 * s3 + 3 * s2) * F[j + 1] +
-           (s3 - s2) * h * r[j + 1];
+    return hermite_at(r, F, j, h, std::min(std::max(s, 0.0), 1.0));
 }
 
 // What the pieces miss: a dip of r to the other side of zero between two

@@ -221,6 +221,8 @@ def real(x: Any, name: str, what: str = "a number") -> float:
 #: Largest replicate count, bin count or the like: beyond it a call would only
 #: end in an allocation failure (a result per replicate) or never end.
 MAX_COUNT = 2**31 - 1
+#: Most bins a binned measure takes: its per-bin arrays stay under ~1 GB.
+MAX_BINS = 2**24
 
 
 def count(n: Any, name: str, minimum: int, maximum: int = MAX_COUNT) -> int:

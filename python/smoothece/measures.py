@@ -57,8 +57,7 @@ _LAPLACE_BLOCK = 600.0
 
 
 _count = _validate.count
-#: Most bins a binned measure takes: its per-bin arrays stay under ~1 GB.
-_MAX_BINS = 2**24
+_MAX_BINS = _validate.MAX_BINS
 #: Smallest eps of interval_ce_random: its finest width then has ~2^17 bins a trial.
 _MIN_INTERVAL_EPS = 1e-5
 _choice = _validate.choice

@@ -28,7 +28,7 @@ import sys
 import textwrap
 from typing import Optional, Sequence
 
-from .._validate import MAX_COUNT, MAX_SEED
+from .._validate import MAX_BINS, MAX_COUNT, MAX_SEED
 from .commands import cmd_demo, cmd_plot, cmd_score
 from .errors import EXIT_DATA, EXIT_OK, EXIT_USAGE, CLIError
 from .progress import one_line
@@ -67,7 +67,7 @@ _replicates = _arg_type(int, lambda v: 1 <= v <= MAX_COUNT, f"an integer from 1 
 _replicates_or_none = _arg_type(int, lambda v: 0 <= v <= MAX_COUNT, f"an integer from 0 to {MAX_COUNT:,}")
 _seed = _arg_type(int, lambda v: 0 <= v <= MAX_SEED, "an integer from 0 to 2**64 - 1")
 _demo_rows = _arg_type(int, lambda v: 1 <= v <= 10**9, "an integer from 1 to 1,000,000,000")
-_bins = _arg_type(int, lambda v: 1 <= v <= 2**24, "an integer from 1 to 16,777,216")
+_bins = _arg_type(int, lambda v: 1 <= v <= MAX_BINS, f"an integer from 1 to {MAX_BINS:,}")
 _level = _arg_type(float, lambda v: 0.0 < v < 1.0, "a number in (0, 1)")
 _tolerance = _arg_type(float, lambda v: v >= 0.0 and math.isfinite(v), "a non-negative number")
 
