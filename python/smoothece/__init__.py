@@ -57,7 +57,7 @@ except Exception:  # pragma: no cover - running from a source tree without metad
 # Submodules imported on first use (``smoothece.datasets``, ``smoothece.reference``,
 # ...) so that ``import smoothece`` stays light and they still resolve as attributes.
 # SmoothCalibrator too: its module imports scikit-learn (about 1.5 s) when installed.
-_LAZY_SUBMODULES = ("cli", "dask", "datasets", "recalibration", "reference")
+_LAZY_SUBMODULES = ("cli", "dask", "datasets", "recalibration", "reference", "sklearn", "spark", "torch")
 _LAZY_NAMES = {"SmoothCalibrator": "recalibration"}
 
 

@@ -82,3 +82,57 @@ def filled_curve(mesh: np.ndarray, mu: np.ndarray) -> np.ndarray:
     left, right = valid[np.maximum(pos - 1, 0)], valid[np.minimum(pos, valid.size - 1)]
     nearest = np.where(np.abs(mesh[right] - mesh) < np.abs(mesh - mesh[left]), right, left)
     return np.asarray(mu, dtype=np.float64)[nearest]
+
+
+def format_p(p: float, n_sim: int) -> str:
+    """A simulated p-value as text: at its floor 1/(1 + n_sim) the test only says
+    p is below that resolution, so it reads "p < 0.001" rather than "p = 0.000999"."""
+    if not np.isfinite(p):
+        return "p = n/a"
+    floor = 1.0 / (1 + n_sim)
+    if p <= floor * (1 + 1e-9):
+        bound = 10.0 ** np.ceil(np.log10(floor))  # the first power of ten at or above the floor
+        return f"p < {bound:.{max(0, int(-np.log10(bound)))}f}"
+    return f"p = {p:.3g}"
+
+
+def jsonable(value):
+    """``value`` as plain Python data that ``json.dumps`` writes without options:
+    arrays become lists, numpy scalars Python numbers, NaN and ±inf None (JSON
+    has no such numbers), dates ISO-8601 strings, dict keys strings."""
+    import datetime
+
+    if isinstance(value, dict):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [jsonable(v) for v in value]
+    if isinstance(value, np.ndarray):
+        if value.dtype.kind in "mM":
+            return [jsonable(v) for v in value]
+        return jsonable(value.tolist())
+    if isinstance(value, np.datetime64):
+        return None if np.isnat(value) else str(value)
+    if isinstance(value, np.timedelta64):
+        return None if np.isnat(value) else str(value)
+    if isinstance(value, (datetime.date, datetime.datetime)):
+        return value.isoformat()
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and not np.isfinite(value):
+        return None
+    if isinstance(value, (bool, int, float, str)) or value is None:
+        return value
+    return str(value)
+
+
+class ToDict:
+    """``to_dict()`` for result dataclasses: every field, JSON-safe (see :func:`jsonable`)."""
+
+    __slots__ = ()
+
+    def to_dict(self) -> dict:
+        """Every public field as plain Python data (lists, floats, ints, strings, None for NaN/inf):
+        ``json.dumps(result.to_dict())`` works as it is."""
+        import dataclasses
+
+        return {f.name: jsonable(getattr(self, f.name)) for f in dataclasses.fields(self) if not f.name.startswith("_")}

@@ -14,7 +14,7 @@ import numpy as np
 from . import _validate
 from ._summary import summarise
 from ._typing import ArrayLike
-from ._util import MESH_INTERVALS, frozen, interval
+from ._util import MESH_INTERVALS, ToDict, frozen, interval
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -27,7 +27,7 @@ _BOOTSTRAP, _CONSISTENCY = "bootstrap", "consistency"
 
 
 @dataclass(frozen=True, repr=False)
-class ReliabilityDiagram:
+class ReliabilityDiagram(ToDict):
     """The smoothed reliability diagram of one model.
 
     Curves live on ``mesh`` (t ∈ [0, 1], the probability axis for either

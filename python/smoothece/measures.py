@@ -30,7 +30,7 @@ import numpy as np
 from . import _validate
 from ._summary import checked_rows
 from ._typing import ArrayLike
-from ._util import append_doc, filled_curve
+from ._util import ToDict, append_doc, filled_curve
 from ._util import frozen as _frozen
 
 
@@ -171,7 +171,7 @@ def _quantile_thresholds(f: np.ndarray, w: Optional[np.ndarray], total: float, n
 
 
 @dataclass(frozen=True, repr=False)
-class BinnedCalibration:
+class BinnedCalibration(ToDict):
     """Per-bin calibration data of one model (for custom reliability plots).
 
     Arrays have one entry per bin. Bins with zero total weight are *empty*:
@@ -419,7 +419,7 @@ append_doc(debiased_ece, _BINS_DOC)
 # --------------------------------------------------------------------------
 
 @dataclass(frozen=True, repr=False)
-class BrierDecomposition:
+class BrierDecomposition(ToDict):
     """The Brier score and its Murphy (1973) decomposition.
 
     ``brier = reliability − resolution + uncertainty + remainder``. Binned,

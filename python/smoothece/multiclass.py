@@ -28,6 +28,7 @@ from . import _validate
 from ._api import smece as _smece
 from ._errors import InputError
 from ._typing import ArrayLike
+from ._util import ToDict
 from ._util import frozen as _frozen
 from .diagram import ReliabilityDiagram
 from .diagram import reliability_diagram as _reliability_diagram
@@ -384,7 +385,7 @@ def top_label_diagram(
 # class-wise (one-vs-rest) calibration
 # ----------------------------------------------------------------------------
 @dataclass(frozen=True, repr=False)
-class ClasswiseResult:
+class ClasswiseResult(ToDict):
     """Class-wise (one-vs-rest) SmoothECE of a multiclass model.
 
     For each evaluated class c: σ* of the pairs ``f = p_c``, ``y = [label == c]``.

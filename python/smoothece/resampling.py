@@ -16,13 +16,13 @@ import numpy as np
 from . import _core, _validate
 from ._summary import summarise
 from ._typing import ArrayLike
-from ._util import MESH_INTERVALS, append_doc, frozen, interval, quantiles, sigma_star
+from ._util import MESH_INTERVALS, ToDict, append_doc, frozen, interval, quantiles, sigma_star
 
 __all__ = ["BootstrapResult", "CalibrationTest", "bootstrap_smece", "calibration_test"]
 
 
 @dataclass(frozen=True, repr=False)
-class BootstrapResult:
+class BootstrapResult(ToDict):
     """The SmoothECE with a bootstrap percentile interval."""
 
     value: float  #: SmoothECE σ* (or smECEσ at a fixed ``sigma``)
@@ -40,7 +40,7 @@ class BootstrapResult:
 
 
 @dataclass(frozen=True, repr=False)
-class CalibrationTest:
+class CalibrationTest(ToDict):
     """Test of perfect calibration by consistency resampling (labels redrawn as y* ~ Bernoulli(f))."""
 
     statistic: float  #: observed SmoothECE σ*
