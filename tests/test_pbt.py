@@ -8,9 +8,9 @@ from hypothesis import strategies as st
 import smoothece
 from smoothece import CalibrationSketch
 
-# Derandomized: the same examples on every run, so that CI passes or fails on the code alone.
-# (A random run found [0, 0.5, 0.4921875] with labels [0, 0, 1]: smece_sigma(σ*) is 5.2e-8 from
-# σ*, within the 1e-6 contract but not this test's 1e-8; see test_close_atoms_within_the_contract.)
+# Derandomized: the same examples on every run of one Hypothesis version, so that CI passes or fails
+# on the code alone (other versions draw other examples; the cases they found are pinned in
+# test_close_atoms_within_the_contract).
 SETTINGS = settings(max_examples=60, deadline=None, derandomize=True)
 
 # Predictions in [0, 1] with the end points and repeated values well represented.
@@ -32,7 +32,9 @@ def test_fixpoint_in_unit_interval(data):
     s = smoothece.smece(f, y)
     assert 0.0 <= s <= 1.0
     if s > 1e-3:
-        assert smoothece.smece_sigma(f, y, s) == pytest.approx(s, abs=1e-8)
+        # Each of σ* and smECEσ is within 1e-6 of its exact value (the contract), so the fixpoint
+        # equation holds to their sum (smECEσ has slope ≤ 0 in σ).
+        assert smoothece.smece_sigma(f, y, s) == pytest.approx(s, abs=2e-6)
 
 
 def test_close_atoms_within_the_contract():
@@ -41,10 +43,14 @@ def test_close_atoms_within_the_contract():
     # binning errs by 5.2e-8 here; both are within 1e-6 of the exact evaluator (tests/exact.py).
     from exact import exact_smece, exact_smece_sigma
 
-    f, y = np.array([0.0, 0.5, 0.4921875]), np.array([0.0, 0.0, 1.0])
-    s = smoothece.smece(f, y)
-    assert s == pytest.approx(exact_smece(f, y), abs=1e-6)
-    assert smoothece.smece_sigma(f, y, s) == pytest.approx(exact_smece_sigma(f, y, s), abs=1e-6)
+    # The second case (Hypothesis 6.141 on Python 3.9): smece_sigma(σ*) is 1.1e-8 from the exact value.
+    cases = [(np.array([0.0, 0.5, 0.4921875]), np.array([0.0, 0.0, 1.0])),
+             (np.array([0, 0, 1, 0.49609375, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0.75, 0.125]),
+              np.isin(np.arange(16), [2, 13, 14, 15]).astype(float))]
+    for f, y in cases:
+        s = smoothece.smece(f, y)
+        assert s == pytest.approx(exact_smece(f, y), abs=1e-6)
+        assert smoothece.smece_sigma(f, y, s) == pytest.approx(exact_smece_sigma(f, y, s), abs=1e-6)
 
 
 @SETTINGS

@@ -207,7 +207,26 @@ REGRESSION_SCORINGS = ["neg_mean_squared_error", "neg_mean_absolute_error", "r2"
                        "explained_variance", None]
 
 
-@pytest.mark.parametrize("scoring", REGRESSION_SCORINGS + ["neg_brier_score", "neg_log_loss"])
+def _probability_scorers_refuse_regressors() -> bool:
+    """scikit-learn before 1.9 refuses a regressor's predict_proba in its probability scorers
+    ("... should either be a classifier ..."); read from the installed version's own code."""
+    try:
+        import inspect
+
+        from sklearn.utils import _response
+    except ImportError:
+        return False
+    return "should either be a classifier" in inspect.getsource(_response)
+
+
+#: Probability scorers need a scikit-learn that accepts a regressor's predict_proba.
+NEEDS_PROBA_SCORERS = pytest.mark.skipif(_probability_scorers_refuse_regressors(),
+                                         reason="this scikit-learn refuses a regressor's predict_proba in "
+                                                "probability scorers (SmoothCalibratedClassifier is the classifier)")
+
+
+@pytest.mark.parametrize("scoring", REGRESSION_SCORINGS + [pytest.param(s, marks=NEEDS_PROBA_SCORERS)
+                                                           for s in ("neg_brier_score", "neg_log_loss")])
 def test_cross_val_score(scoring):
     model_selection = pytest.importorskip("sklearn.model_selection")
     from sklearn.isotonic import IsotonicRegression
@@ -222,6 +241,7 @@ def test_cross_val_score(scoring):
         np.testing.assert_allclose(ours, iso, rtol=0.1, atol=0.01)
 
 
+@NEEDS_PROBA_SCORERS
 def test_brier_score_is_the_mean_squared_error():
     # A regressor's predict_proba is unusual in scikit-learn (IsotonicRegression has none and
     # scores NaN under "neg_brier_score"); a calibrator's output is a probability, so we offer
