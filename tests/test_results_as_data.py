@@ -79,3 +79,18 @@ def test_import_loads_no_framework():
             "print(heavy)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+@pytest.mark.parametrize("p, n_sim, text", [
+    (1 / 1001, 1000, "p < 0.001"),     # the floor of 1000 simulations
+    (1 / 2001, 2000, "p < 0.0005"),
+    (1 / 51, 50, "p < 0.02"),          # 0.0196, rounded up to one significant digit
+    (1 / 50, 49, "p < 0.02"),          # exactly 0.02: not pushed to 0.03 by rounding
+    (2 / 1001, 1000, "p = 0.002"),     # above the floor: the value
+    (0.5, 1000, "p = 0.5"),
+    (float("nan"), 1000, "p = n/a"),
+])
+def test_p_values_at_the_simulation_floor_read_as_a_bound(p, n_sim, text):
+    from smoothece._util import format_p
+
+    assert format_p(p, n_sim) == text

@@ -86,14 +86,18 @@ def filled_curve(mesh: np.ndarray, mu: np.ndarray) -> np.ndarray:
 
 def format_p(p: float, n_sim: int) -> str:
     """A simulated p-value as text: at its floor 1/(1 + n_sim) the test only says
-    p is below that resolution, so it reads "p < 0.001" rather than "p = 0.000999"."""
+    p is below that resolution, so it reads "p < 0.001" rather than "p = 0.000999"
+    (the floor rounded up to one significant digit: 50 simulations give "p < 0.02")."""
     if not np.isfinite(p):
         return "p = n/a"
     floor = 1.0 / (1 + n_sim)
-    if p <= floor * (1 + 1e-9):
-        bound = 10.0 ** np.ceil(np.log10(floor))  # the first power of ten at or above the floor
-        return f"p < {bound:.{max(0, int(-np.log10(bound)))}f}"
-    return f"p = {p:.3g}"
+    if p > floor * (1 + 1e-9):
+        return f"p = {p:.3g}"
+    exponent = int(np.floor(np.log10(floor)))
+    digit = int(np.ceil(floor / 10.0**exponent - 1e-9))
+    if digit == 10:
+        digit, exponent = 1, exponent + 1
+    return f"p < {digit * 10.0**exponent:.{max(0, -exponent)}f}"
 
 
 def jsonable(value):
