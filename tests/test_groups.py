@@ -225,7 +225,8 @@ def test_pandas_keys_keep_category_order():
     assert list(smece_by_group(f, y, pd.Series(cat)).keys) == ["z", "y", "x"]
     assert list(smece_by_group(f, y, pd.Series(["q", "p", "q", "p"])).keys) == ["p", "q"]
     frame = smece_by_group(f, y, cat).to_pandas()
-    assert list(frame.columns[:4]) == ["key", "n", "total_weight", "smece"] and len(frame) == 3
+    assert list(frame.columns[:3]) == ["n", "total_weight", "smece"] and len(frame) == 3
+    assert frame.index.name == "key" and list(frame.index) == ["z", "y", "x"]  # indexed by the keys, in their order
 
 
 def test_groups_of_one_row_and_groups_that_weigh_nothing():

@@ -10,26 +10,43 @@ from batches, mergeable across machines and serializable.
 
 from __future__ import annotations
 
+import datetime
 import struct
+import sys
+import warnings
 import zlib
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Dict, Optional, Union
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple, Union
 
 import numpy as np
 
 from . import _core, _validate
 from ._errors import InputError
 from ._typing import ArrayLike
-from ._util import frozen
+from ._util import ToDict, frozen
 from .sketch import DEFAULT_RESOLUTION, CalibrationSketch
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
 
-__all__ = ["GroupedCalibration", "GroupedSketch", "smece_by_group", "benjamini_hochberg"]
+__all__ = ["GroupedCalibration", "GroupedSketch", "smece_by_group", "benjamini_hochberg", "format_keys"]
 
 
 # --- Group keys --------------------------------------------------------------------------------
+#
+# One order everywhere: a result's groups are in key order, chronological for
+# time keys (numpy dates, datetime objects, pandas periods), ascending numbers,
+# lexicographic strings, a pandas categorical's category order, and for several
+# key columns lexicographic by column (each column in its own order). Views
+# sort only when asked (``sort_by=``); :func:`format_keys` is how keys read.
+
+_TUPLE_SEPARATOR = " / "
+
+
+def _pandas():
+    """pandas if it is already imported (a caller's pandas objects imply it), else None: never imported here."""
+    return sys.modules.get("pandas")
+
 
 def _categorical(x: Any):
     """The codes/categories holder of a pandas categorical (a Series' .cat, or the Categorical), else None."""
@@ -38,82 +55,359 @@ def _categorical(x: Any):
     return x.cat if hasattr(x, "cat") else x
 
 
-def _missing_key(name: str, index: int, count: int, size: int, what: str) -> InputError:
-    return InputError(f"{name}[{index}] is missing ({what}): {count} of {size} group keys are missing; drop those "
-                      f"rows or give them a key of their own first", name, index, None, count, size)
+def _is_period_dtype(dtype: Any) -> bool:
+    pd = _pandas()
+    return pd is not None and isinstance(dtype, pd.PeriodDtype)
 
 
-def factorize_keys(groups: Any, n: int, name: str = "groups", threads: int = 0):
-    """(codes, keys, ordered): int64 codes in [0, K) per row, the K distinct keys
-    in the result's order, and whether the keys are ordered values (numbers,
-    dates: calibration over time) rather than categories.
+def _is_period(value: Any) -> bool:
+    pd = _pandas()
+    return pd is not None and isinstance(value, pd.Period)
 
-    Order: pandas categoricals keep their categories' order; other keys are
-    sorted (numbers ascending, strings lexicographically, dates in time).
-    Missing keys (None, NaN, NaT, pandas NA) are refused, naming the first."""
+
+def _where(name: str, column: Any) -> str:
+    return name if column is None else f"{name} (key column {column!r})"
+
+
+def _missing_key(name: str, index: int, count: int, size: int, what: str, column: Any = None) -> InputError:
+    inside = "" if column is None else f" in key column {column!r}"
+    return InputError(f"{name}[{index}] is missing ({what}){inside}: {count} of {size} group keys are missing; drop "
+                      f"those rows or give them a key of their own first", name, index, None, count, size)
+
+
+def _shape_error(name: str, shape, n: int) -> ValueError:
+    hint = "; several key columns go as a tuple of 1-D arrays or a DataFrame" if len(shape) == 2 else ""
+    return ValueError(f"{name} must be a 1-D array with one key per row: got shape {shape} for {n} rows{hint}")
+
+
+def _is_column(x: Any) -> bool:
+    """Whether an item of a tuple/list of groups is a key column (an array, Series, list) rather than one key."""
+    if isinstance(x, (str, bytes, tuple)) or np.isscalar(x):
+        return False
+    if isinstance(x, list):
+        return True
+    ndim = getattr(x, "ndim", None)  # numpy, pandas; a polars Series has none (and is 1-D)
+    return hasattr(x, "__len__") and (ndim == 1 if ndim is not None else hasattr(x, "__array__"))
+
+
+def _key_columns(groups: Any) -> Optional[List[Tuple[Any, Any]]]:
+    """[(label, column)] when ``groups`` is several key columns (a pandas or polars
+    DataFrame, a tuple/list of 1-D arrays), else None (one key per row)."""
+    pd = _pandas()
+    if pd is not None and isinstance(groups, pd.DataFrame):
+        return [(label, groups.iloc[:, j]) for j, label in enumerate(groups.columns)]
+    pl = sys.modules.get("polars")
+    if pl is not None and isinstance(groups, pl.DataFrame):
+        return [(s.name, s) for s in groups.get_columns()]
+    if isinstance(groups, (tuple, list)) and groups and all(_is_column(c) for c in groups):
+        return [(getattr(c, "name", None), c) for c in groups]
+    return None
+
+
+def _datetimes_of_objects(objects: np.ndarray, where: str) -> np.ndarray:
+    """datetime.date / datetime.datetime (pandas Timestamp) objects as datetime64: days
+    for plain dates, microseconds (what datetime holds; nanoseconds for Timestamps that
+    have them) when any has a time of day. pandas converts them when it is imported
+    (about 0.15 µs a row); numpy's conversion is ~25× slower, still one C loop."""
+    tz_aware = TypeError(f"{where} holds time-zone-aware datetimes: make them naive first (in UTC or in local time, "
+                         f"as the days should be counted), e.g. with .astimezone(tz).replace(tzinfo=None)")
+    out = None
+    pd = _pandas()
+    if pd is not None:
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("error")
+                index = pd.DatetimeIndex(objects)
+        except Exception:  # numpy's conversion below says what is wrong
+            index = None
+        if index is not None:
+            if index.tz is not None:
+                raise tz_aware
+            out = index.to_numpy()
+            if np.datetime_data(out.dtype)[0] != "ns":
+                out = out.astype("datetime64[us]")
+    if out is None:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # numpy warns, and drops the offset, for time-zone-aware datetimes
+            try:
+                out = objects.astype("datetime64[us]")
+            except (UserWarning, DeprecationWarning):
+                raise tz_aware from None
+            except (TypeError, ValueError) as err:
+                raise TypeError(f"{where} must hold keys of one kind (numbers, strings or dates): {err}") from None
+    if type(objects[0]) is datetime.date and np.array_equal(out.astype("datetime64[D]").astype(out.dtype), out):
+        return out.astype("datetime64[D]")
+    return out
+
+
+def _periods(groups: Any, where: str):
+    """(int64 ordinals, dtype) of pandas periods (a Series, PeriodIndex, PeriodArray or an
+    object array of Period objects of one frequency); the caller has refused missing ones."""
+    pd = _pandas()
+    if _is_period_dtype(getattr(groups, "dtype", None)):
+        arr = getattr(groups, "array", groups)
+    else:
+        try:
+            arr = pd.PeriodIndex(groups).array
+        except (TypeError, ValueError) as err:  # IncompatibleFrequency is a TypeError; strings among them
+            raise TypeError(f"{where} must hold periods of one frequency: {err}") from None
+    return np.asarray(arr.asi8, dtype=np.int64), arr.dtype
+
+
+def _ranked(keys: np.ndarray, threads: int):
+    """(codes in key order, the distinct keys sorted, first row of each) from the core's factorize.
+    ``first`` is None when the keys were their own codes (int64 0..K-1, each present)."""
+    codes, first, count = _core.factorize(keys, threads)
+    if codes is None:  # 8-byte integer keys 0..K-1, each present: their own codes, in key order
+        codes = keys.view(np.int64)
+        codes.flags.writeable = False
+        return codes, np.arange(count, dtype=np.int64).view(keys.dtype), None
+    distinct = keys[first]
+    order = np.argsort(distinct, kind="stable")
+    if np.array_equal(order, np.arange(order.size)):  # already in key order (integer ids): no remapping pass
+        return codes, distinct, first
+    rank = np.empty_like(order)
+    rank[order] = np.arange(order.size)
+    return rank[codes], distinct[order], first[order]
+
+
+def _factorize_column(groups: Any, n: int, name: str, threads: int, column: Any = None):
+    """(codes, keys, ordered) of one key column: see :func:`factorize_keys`."""
+    where = _where(name, column)
     if groups is None or isinstance(groups, (str, bytes)):
-        raise TypeError(f"{name} must be a 1-D array of group keys, got {type(groups).__name__}")
+        raise TypeError(f"{where} must be a 1-D array of group keys, got {type(groups).__name__}")
     cat = _categorical(groups)
     if cat is not None:
         codes = np.asarray(cat.codes, dtype=np.int64)
         if codes.ndim != 1 or codes.shape[0] != n:
-            raise ValueError(f"{name} must have one key per row: got shape {codes.shape} for {n} rows")
+            raise ValueError(f"{where} must have one key per row: got shape {codes.shape} for {n} rows")
         missing = codes < 0
         if missing.any():
-            raise _missing_key(name, int(np.argmax(missing)), int(missing.sum()), n, "NA")
+            raise _missing_key(name, int(np.argmax(missing)), int(missing.sum()), n, "NA", column)
         categories = np.asarray(cat.categories)
         used = np.bincount(codes, minlength=categories.size) > 0  # categories without rows are not groups
         remap = np.cumsum(used) - 1
         return remap[codes].astype(np.int64), categories[used], bool(getattr(cat, "ordered", False))
+    dtype = getattr(groups, "dtype", None)
+    if getattr(dtype, "tz", None) is not None:  # pandas datetime64[ns, tz]
+        raise TypeError(f"{where} holds time-zone-aware dates ({dtype}): make them naive first, in UTC "
+                        f"(.dt.tz_convert(None)) or in local time (.dt.tz_localize(None)), as the days should "
+                        f"be counted")
     isna = getattr(groups, "isna", None)
     if callable(isna):
         na = np.asarray(isna())
         if na.ndim == 1 and na.any():
-            raise _missing_key(name, int(np.argmax(na)), int(na.sum()), na.size, "NA")
-        groups = groups.to_numpy() if hasattr(groups, "to_numpy") else groups
+            raise _missing_key(name, int(np.argmax(na)), int(na.sum()), na.size, "NA", column)
+    if _is_period_dtype(dtype):
+        return _period_keys(groups, n, name, threads, column)
+    if callable(isna) or (hasattr(groups, "to_numpy") and not isinstance(groups, np.ndarray)):
+        groups = groups.to_numpy()  # pandas (and polars) columns: numpy's view of them
     keys = np.asarray(groups)
     if keys.ndim != 1 or keys.shape[0] != n:
-        raise ValueError(f"{name} must be a 1-D array with one key per row: got shape {keys.shape} for {n} rows")
+        raise _shape_error(where, keys.shape, n)
     objects = None
     if keys.dtype.kind == "O":
         # Python objects: numpy infers one dtype for them; the distinct keys'
         # own types are checked below (a mix of numbers and strings is refused).
         missing = np.equal(keys, None)
         if missing.any():
-            raise _missing_key(name, int(np.argmax(missing)), int(missing.sum()), n, "None")
+            raise _missing_key(name, int(np.argmax(missing)), int(missing.sum()), n, "None", column)
         objects = keys
-        keys = np.asarray(keys.tolist())
-        if keys.dtype.kind == "O" or keys.ndim != 1:
-            raise TypeError(f"{name} must hold keys of one kind (numbers, strings or dates)")
+        if n and _is_period(objects[0]):
+            return _period_keys(objects, n, name, threads, column, objects)
+        if n and isinstance(objects[0], datetime.date):
+            keys = _datetimes_of_objects(objects, where)
+        else:
+            keys = np.asarray(keys.tolist())
+        if keys.ndim != 1:
+            raise TypeError(f"{where} must hold one key per row (numbers, strings or dates); several key columns "
+                            f"go as a tuple of 1-D arrays or a DataFrame")
+        if keys.dtype.kind == "O":
+            raise TypeError(f"{where} must hold keys of one kind (numbers, strings or dates)")
     kind = keys.dtype.kind
     if kind == "f" and np.isnan(keys).any():
         nan = np.isnan(keys)
-        raise _missing_key(name, int(np.argmax(nan)), int(nan.sum()), n, "NaN")
+        raise _missing_key(name, int(np.argmax(nan)), int(nan.sum()), n, "NaN", column)
     if kind in "mM" and np.isnat(keys).any():
         nat = np.isnat(keys)
-        raise _missing_key(name, int(np.argmax(nat)), int(nat.sum()), n, "NaT")
+        raise _missing_key(name, int(np.argmax(nat)), int(nat.sum()), n, "NaT", column)
     if kind not in "biufMmUS":
-        raise TypeError(f"{name} must hold numbers, strings, dates or booleans, got dtype {keys.dtype}")
-    codes, first, count = _core.factorize(keys, threads)
-    if codes is None:  # 8-byte integer keys 0..K-1, each present: their own codes, in key order
-        codes = keys.view(np.int64)
-        codes.flags.writeable = False
-        distinct = np.arange(count, dtype=np.int64).view(keys.dtype)
-        if objects is not None:
-            first = np.unique(codes, return_index=True)[1]
-    else:
-        distinct = keys[first]
+        raise TypeError(f"{where} must hold numbers, strings, dates or booleans, got dtype {keys.dtype}")
+    codes, distinct, first = _ranked(keys, threads)
     if objects is not None:  # the distinct keys' own types, not numpy's inference from them
+        if first is None:
+            first = np.unique(codes, return_index=True)[1]
         types = {type(k) for k in objects[first]}
-        if not (types <= {str} if kind in "US" else types <= {bool, int, float}):
-            raise TypeError(f"{name} must hold keys of one kind (numbers, strings or dates), got a mix of "
+        if kind in "US":
+            fits = types <= {str}
+        elif kind == "M":
+            fits = all(issubclass(t, (datetime.date, np.datetime64)) for t in types)
+        else:
+            fits = types <= {bool, int, float}
+        if not fits:
+            raise TypeError(f"{where} must hold keys of one kind (numbers, strings or dates), got a mix of "
                             f"{sorted(t.__name__ for t in types)}")
-    order = np.argsort(distinct, kind="stable")
-    if np.array_equal(order, np.arange(order.size)):  # already in key order (integer ids): no remapping pass
-        return codes, distinct, kind in "biufMm"
-    rank = np.empty_like(order)
-    rank[order] = np.arange(order.size)
-    return rank[codes], distinct[order], kind in "biufMm"
+    return codes, distinct, kind in "biufMm"
+
+
+def _period_keys(groups: Any, n: int, name: str, threads: int, column: Any, objects: Optional[np.ndarray] = None):
+    """Periods: grouped by their ordinals (int64, one per period of the frequency), keys as Period objects.
+    ``objects``: the Python objects they came from, whose distinct keys must all be Periods."""
+    where = _where(name, column)
+    pd = _pandas()
+    ordinals, dtype = _periods(groups, where)
+    if ordinals.shape != (n,):
+        raise _shape_error(where, ordinals.shape, n)
+    codes, distinct, first = _ranked(ordinals, threads)
+    if objects is not None:  # pandas parses strings among Periods: the distinct keys' own types say
+        if first is None:
+            first = np.unique(codes, return_index=True)[1]
+        types = {type(k) for k in objects[first]}
+        if not all(issubclass(t, pd.Period) for t in types):
+            raise TypeError(f"{where} must hold keys of one kind (numbers, strings or dates), got a mix of "
+                            f"{sorted(t.__name__ for t in types)}")
+    keys = np.asarray(pd.PeriodIndex.from_ordinals(distinct, freq=dtype.freq), dtype=object)
+    return codes, keys, True
+
+
+def _plain(key: Any) -> Any:
+    """A key as a Python value where it has one (numpy numbers, strings); numpy dates and periods stay."""
+    return key.item() if isinstance(key, np.generic) and not isinstance(key, np.datetime64) else key
+
+
+def _object_array(items: list) -> np.ndarray:
+    """A 1-D object array of the items (tuples stay elements, not rows)."""
+    out = np.empty(len(items), dtype=object)
+    for i, item in enumerate(items):
+        out[i] = item
+    return out
+
+
+def _factorize(groups: Any, n: int, name: str = "groups", threads: int = 0):
+    """(codes, keys, ordered, key_names): :func:`factorize_keys` and the names of several key columns."""
+    columns = _key_columns(groups)
+    if columns is None:
+        return (*_factorize_column(groups, n, name, threads), None)
+    if not columns:
+        raise ValueError(f"{name} has no key columns: give at least one")
+    if len(columns) == 1:
+        return (*_factorize_column(columns[0][1], n, name, threads, columns[0][0]), None)
+    parts = [_factorize_column(col, n, name, threads, label if label is not None else j)
+             for j, (label, col) in enumerate(columns)]
+    # One int64 code per combination: code = (c0·K1 + c1)·K2 + c2 ..., increasing in
+    # (c0, c1, ...), so sorting the codes sorts the tuples lexicographically. When the
+    # product of the K's would overflow, the codes so far are first ranked (K ≤ n).
+    combined, size = np.array(parts[0][0], dtype=np.int64), len(parts[0][1])
+    limit = 2 ** 62
+    for codes, keys, _ in parts[1:]:
+        k = max(len(keys), 1)
+        if size * k >= limit:
+            combined, distinct, _ = _ranked(combined, threads)
+            combined, size = np.array(combined, dtype=np.int64), len(distinct)
+        if size * k >= limit:  # pragma: no cover - needs more than 2^31 rows
+            raise InputError(f"{name}: too many combinations of keys to number in 64 bits", name)
+        combined *= k
+        combined += codes
+        size *= k
+    codes, distinct, _ = _ranked(combined, threads)
+    at = np.zeros(len(distinct), dtype=np.int64)
+    at[codes] = np.arange(n, dtype=np.int64)  # a row of each group (any: its rows share the key tuple)
+    values = [[_plain(k) for k in part_keys[part_codes[at]]] for part_codes, part_keys, _ in parts]
+    keys = _object_array(list(zip(*values)))
+    labels = [label for label, _ in columns]
+    names = None if any(label is None for label in labels) else tuple(str(label) for label in labels)
+    return codes, keys, False, names
+
+
+def factorize_keys(groups: Any, n: int, name: str = "groups", threads: int = 0):
+    """(codes, keys, ordered): int64 codes in [0, K) per row, the K distinct keys
+    in the result's order, and whether the keys are ordered values (numbers,
+    dates, periods: calibration over time) rather than categories.
+
+    ``groups`` is one key per row (numbers, strings, booleans, numpy dates,
+    ``datetime.date``/``datetime`` objects (as datetime64), pandas periods,
+    a pandas categorical) or several key columns (a tuple or list of 1-D
+    arrays, a pandas or polars DataFrame): one group per combination, keys as
+    tuples.
+
+    Order: pandas categoricals keep their categories' order; other keys are
+    sorted (numbers ascending, strings lexicographically, dates and periods in
+    time); tuples lexicographically by column, each column in its own order.
+    Missing keys (None, NaN, NaT, pandas NA) are refused, naming the first."""
+    codes, keys, ordered, _ = _factorize(groups, n, name, threads)
+    return codes, keys, ordered
+
+
+def _formatted_datetimes(values: np.ndarray) -> List[str]:
+    """ISO 8601 at the precision the whole set needs: 2024-03-01 when every key is a whole
+    day, then minutes (2024-03-01T05:30), seconds and fractions; months and years as 2024-03, 2024."""
+    unit = np.datetime_data(values.dtype)[0]
+    if unit in ("Y", "M", "W", "D", "generic"):
+        return [str(s) for s in np.datetime_as_string(values)]
+    for candidate in ("D", "m", "s", "ms", "us", "ns"):
+        if np.array_equal(values.astype(f"datetime64[{candidate}]").astype(values.dtype), values):
+            return [str(s) for s in np.datetime_as_string(values, unit=candidate)]
+    return [str(s) for s in np.datetime_as_string(values)]
+
+
+def _key_values(items: list) -> np.ndarray:
+    """A list of scalar keys as an array (dates as datetime64), object where numpy finds no one type."""
+    if items and isinstance(items[0], datetime.date) and not _is_period(items[0]):
+        return _datetimes_of_objects(_object_array(items), "keys")
+    try:
+        arr = np.asarray(items)
+    except (TypeError, ValueError):
+        return _object_array(items)
+    return arr if arr.ndim == 1 else _object_array(items)
+
+
+def format_keys(keys: Any) -> List[str]:
+    """The group keys as text, one string per key: how every view of a grouped
+    result (its repr and :meth:`~GroupedCalibration.table`, the command line)
+    shows them.
+
+    Dates (numpy datetime64, ``datetime.date``/``datetime`` objects) read as
+    ISO 8601 at the precision the whole set of keys needs: ``2024-03-01`` when
+    every key is a whole day, else ``2024-03-01T05:30`` (then seconds and
+    fractions as needed); datetime64 months and years as ``2024-03`` and
+    ``2024``. pandas periods read as pandas prints them (``2024-03``,
+    ``2024Q1``). Numbers and booleans read as Python prints them, strings as
+    they are, bytes decoded as UTF-8. Tuples (several key columns) read as
+    their columns' texts joined by ``" / "``.
+    """
+    items = keys if isinstance(keys, np.ndarray) and keys.dtype != object else list(keys)
+    if len(items) == 0:
+        return []
+    if not isinstance(items, np.ndarray):
+        if isinstance(items[0], tuple) and all(isinstance(k, tuple) and len(k) == len(items[0]) for k in items):
+            columns = [format_keys(list(col)) for col in zip(*items)]
+            return [_TUPLE_SEPARATOR.join(parts) for parts in zip(*columns)]
+        if _is_period(items[0]):
+            return [str(k) for k in items]
+        items = _key_values(items)
+    kind = items.dtype.kind
+    if kind == "M":
+        return _formatted_datetimes(items)
+    if kind == "S":
+        return [k.decode("utf-8", "backslashreplace") for k in items.tolist()]
+    if kind in "biufU":
+        return [str(k) for k in items.tolist()]
+    return [str(k) for k in items]  # timedeltas ("3 days"), anything else as str() has it
+
+
+def _json_keys(keys: np.ndarray) -> list:
+    """Keys as JSON values: numbers, booleans and strings as themselves, tuples as lists,
+    dates, periods and anything else (inf too) as their :func:`format_keys` text."""
+    items = list(keys)
+    if not items:
+        return []
+    if isinstance(items[0], tuple):
+        columns = [_json_keys(_object_array(list(col))) for col in zip(*items)]
+        return [list(t) for t in zip(*columns)]
+    arr = keys if isinstance(keys, np.ndarray) and keys.dtype != object else _key_values(items)
+    if arr.dtype.kind in "biuU" or (arr.dtype.kind == "f" and np.isfinite(arr).all()):
+        return arr.tolist()
+    return format_keys(arr)
 
 
 # --- Results -----------------------------------------------------------------------------------
@@ -136,12 +430,34 @@ def benjamini_hochberg(p: ArrayLike) -> np.ndarray:
     return out
 
 
+_SORTABLE = {  # the columns a view can sort by, and their natural direction (descending: the largest first)
+    "key": False, "smece": True, "low": True, "high": True, "n": True, "total_weight": True,
+    "p_value": False, "p_adjusted": False,
+}
+_REPR_GROUPS = 20  # a repr lists up to this many groups (then the first 15, an ellipsis and the last 3)
+
+
+def _groups(count: int) -> str:
+    return f"{count} group" + ("" if count == 1 else "s")
+
+
+def _missing_module(what: str, module: str) -> ImportError:
+    return ImportError(f"{what} needs {module}, which is not installed: pip install {module}")
+
+
 @dataclass(frozen=True, repr=False)
-class GroupedCalibration:
+class GroupedCalibration(ToDict):
     """The SmoothECE of every group, in the order of ``keys``.
 
-    ``keys`` are in a stable order: a pandas categorical's categories, else
-    sorted. Arrays have one entry per group; ``low``/``high`` are NaN without
+    ``keys`` are in one documented order, the same in every view: time keys
+    (dates, periods) chronologically, numbers ascending, strings
+    lexicographically, a pandas categorical in its categories' order, tuples
+    (several key columns) lexicographically by column. Views sort only when
+    asked: ``table(sort_by="smece")``, ``to_pandas(sort_by="smece")`` and
+    ``to_polars(sort_by="smece")`` list the worst first; :meth:`order` gives
+    the indices. Keys read as :func:`format_keys` writes them.
+
+    Arrays have one entry per group; ``low``/``high`` are NaN without
     ``n_boot``, ``p_value``/``p_adjusted`` NaN without ``test``; a group whose
     weights sum to zero has NaN everywhere but ``n`` and ``total_weight`` (0).
     """
@@ -154,36 +470,152 @@ class GroupedCalibration:
     high: np.ndarray
     p_value: np.ndarray  #: calibration test per group
     p_adjusted: np.ndarray  #: Benjamini–Hochberg adjusted across groups
-    ordered: bool  #: whether the keys are ordered values (numbers, dates): drawn as a drift over them
+    ordered: bool  #: whether the keys are ordered values (numbers, dates, periods): drawn as a drift over them
     level: float
     n_boot: int
     n_sim: int
-    seed: int  #: group i drew its replicates with seed + i
+    seed: int  #: group i (in key order) drew its replicates with seed + i
     metric: str = "l1"
+    key_names: Optional[Tuple[str, ...]] = None  #: the key columns' names (several named columns), else None
 
     def __len__(self) -> int:
         return int(self.keys.shape[0])
 
-    def __repr__(self) -> str:
-        worst = np.argsort(-np.nan_to_num(self.smece, nan=-1.0))[:5]
-        lines = [f"GroupedCalibration({len(self)} groups, metric={self.metric!r}, n_boot={self.n_boot}, "
-                 f"n_sim={self.n_sim}, seed={self.seed}); worst:"]
-        for i in worst:
+    def order(self, by: str = "key", descending: Optional[bool] = None) -> np.ndarray:
+        """The indices of the groups sorted by a column: ``"key"`` (the
+        result's own order), ``"smece"``, ``"low"``, ``"high"``, ``"n"``,
+        ``"total_weight"``, ``"p_value"`` or ``"p_adjusted"``.
+
+        ``descending`` None takes the column's natural direction, the most
+        notable first: the largest SmoothECE, interval bound, count and weight,
+        the smallest p-value; keys ascending. Ties keep key order and NaN comes
+        last either way. ``result.order("smece")[0]`` is the worst group."""
+        if by not in _SORTABLE:
+            raise ValueError(f"by must be one of {sorted(_SORTABLE)}, got {by!r}")
+        if descending is None:
+            descending = _SORTABLE[by]
+        elif not isinstance(descending, (bool, np.bool_)):
+            raise TypeError(f"descending must be a bool or None, got {descending!r}")
+        if by == "key":
+            index = np.arange(len(self), dtype=np.intp)
+            return index[::-1].copy() if descending else index
+        values = np.asarray(getattr(self, by), dtype=np.float64)
+        nan = np.isnan(values)
+        return np.lexsort((np.where(nan, 0.0, -values if descending else values), nan)).astype(np.intp)
+
+    def _rows(self, sort_by: Optional[str]) -> np.ndarray:
+        return np.arange(len(self), dtype=np.intp) if sort_by is None else self.order(sort_by)
+
+    def table(self, sort_by: Optional[str] = None, limit: Optional[int] = None) -> str:
+        """The groups as text, one line each (key, σ*, interval, p-values, rows),
+        in key order or sorted by a column (``sort_by`` as in :meth:`order`, in its
+        natural direction: ``table(sort_by="smece")`` lists the worst first);
+        ``limit`` lines at most."""
+        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, (int, np.integer)) or limit < 0):
+            raise ValueError(f"limit must be a non-negative int or None, got {limit!r}")
+        rows = self._rows(sort_by)
+        shown = rows if limit is None else rows[:limit]
+        where = "in key order" if sort_by is None else f"by {sort_by}" + (
+            ", largest first" if _SORTABLE[sort_by] else ", smallest first")
+        head = (f"GroupedCalibration({_groups(len(self))} {where}, metric={self.metric!r}, n_boot={self.n_boot}, "
+                f"n_sim={self.n_sim}, seed={self.seed})")
+        return "\n".join([head] + self._lines(shown, rows.size - shown.size))
+
+    def _lines(self, rows: np.ndarray, hidden: int, tail: Optional[np.ndarray] = None) -> List[str]:
+        labels = format_keys(self.keys)
+        lines = []
+
+        def line(i: int) -> str:
             extra = ""
             if self.n_boot:
                 extra += f" [{self.low[i]:.4g}, {self.high[i]:.4g}]"
             if self.n_sim:
                 extra += f" p={self.p_value[i]:.3g} (adjusted {self.p_adjusted[i]:.3g})"
-            lines.append(f"  {self.keys[i]}: smece={self.smece[i]:.6g}{extra}, n={int(self.n[i])}")
-        return "\n".join(lines)
+            return f"  {labels[i]}: smece={self.smece[i]:.6g}{extra}, n={int(self.n[i])}"
 
-    def to_pandas(self):
-        """A pandas DataFrame with one row per group (needs pandas)."""
-        import pandas as pd
+        lines += [line(i) for i in rows]
+        if hidden:
+            lines.append(f"  ... {hidden} more group{'' if hidden == 1 else 's'}")
+        if tail is not None:
+            lines += [line(i) for i in tail]
+        return lines
 
-        return pd.DataFrame({"key": self.keys, "n": self.n, "total_weight": self.total_weight, "smece": self.smece,
-                             "low": self.low, "high": self.high, "p_value": self.p_value,
-                             "p_adjusted": self.p_adjusted})
+    def __repr__(self) -> str:
+        head = (f"GroupedCalibration({_groups(len(self))} in key order, metric={self.metric!r}, n_boot={self.n_boot}, "
+                f"n_sim={self.n_sim}, seed={self.seed})")
+        rows = np.arange(len(self))
+        if len(self) <= _REPR_GROUPS:
+            return "\n".join([head] + self._lines(rows, 0))
+        return "\n".join([head] + self._lines(rows[:15], len(self) - 18, rows[-3:]))
+
+    def _key_table(self) -> Tuple[List[str], list]:
+        """(names, columns): the keys as one column ("key"), or one per key column of tuple keys."""
+        if len(self) and isinstance(self.keys[0], tuple):
+            width = len(self.keys[0])
+            names = list(self.key_names) if self.key_names else [f"key_{j}" for j in range(width)]
+            return names, [_key_values([k[j] for k in self.keys]) if not _is_period(self.keys[0][j])
+                           else _object_array([k[j] for k in self.keys]) for j in range(width)]
+        return ["key"], [self.keys]
+
+    def _numbers(self) -> Dict[str, np.ndarray]:
+        return {"n": self.n, "total_weight": self.total_weight, "smece": self.smece, "low": self.low,
+                "high": self.high, "p_value": self.p_value, "p_adjusted": self.p_adjusted}
+
+    def to_pandas(self, sort_by: Optional[str] = None):
+        """A pandas DataFrame indexed by the keys (a DatetimeIndex for dates, a
+        PeriodIndex for periods, a MultiIndex named after the key columns for
+        tuples) with the columns n, total_weight, smece, low, high, p_value,
+        p_adjusted; in key order, or sorted by a column (``sort_by`` as in
+        :meth:`table`). Needs pandas (``pip install pandas``)."""
+        try:
+            import pandas as pd
+        except ImportError:
+            raise _missing_module("GroupedCalibration.to_pandas()", "pandas") from None
+        rows = self._rows(sort_by)
+        names, columns = self._key_table()
+        levels = [pd.PeriodIndex(col) if len(col) and _is_period(col[0]) else pd.Index(col) for col in columns]
+        if len(levels) == 1:
+            index = levels[0].rename(names[0])
+        else:
+            index = pd.MultiIndex.from_arrays(levels, names=names)
+        frame = pd.DataFrame(self._numbers(), index=index)
+        return frame if sort_by is None else frame.iloc[rows]
+
+    def to_polars(self, sort_by: Optional[str] = None):
+        """A polars DataFrame: the key column(s) (``key``, or one per key column
+        of tuple keys), then n, total_weight, smece, low, high, p_value,
+        p_adjusted; in key order or sorted (``sort_by`` as in :meth:`table`).
+        Dates become polars Date/Datetime columns; periods and keys polars has
+        no type for, their :func:`format_keys` text. Needs polars
+        (``pip install polars``)."""
+        try:
+            import polars as pl
+        except ImportError:
+            raise _missing_module("GroupedCalibration.to_polars()", "polars") from None
+        rows = self._rows(sort_by)
+        names, columns = self._key_table()
+        data = {}
+        for name, col in zip(names, columns):
+            col = np.asarray(col)
+            unit = np.datetime_data(col.dtype)[0] if col.dtype.kind == "M" else None
+            if unit in ("h", "m", "s"):  # polars' Datetime holds ms, us or ns: ms holds these exactly
+                col, unit = col.astype("datetime64[ms]"), "ms"
+            if col.dtype.kind in "biufU" or unit in ("D", "ms", "us", "ns"):
+                data[name] = pl.Series(name, col[rows])
+            else:
+                data[name] = pl.Series(name, format_keys(col[rows]), dtype=pl.String)
+        for name, values in self._numbers().items():
+            data[name] = pl.Series(name, np.asarray(values)[rows])
+        return pl.DataFrame(data)
+
+    def to_dict(self) -> dict:
+        """Every field as plain Python data, in key order: ``json.dumps(result.to_dict())``
+        works as it is. NaN reads None; keys that JSON has a type for (numbers,
+        booleans, strings) stay themselves, tuples become lists, dates and
+        periods their :func:`format_keys` text (ISO 8601)."""
+        out = super().to_dict()
+        out["keys"] = _json_keys(self.keys)
+        return out
 
     def plot(self, ax: Optional[Axes] = None, **style: Any) -> Axes:
         """A forest plot (categories) or a drift plot (ordered keys); see
@@ -193,13 +625,14 @@ class GroupedCalibration:
         return plot_groups(self, ax=ax, **style)
 
 
-def _result(keys, ordered, answers: Dict[str, np.ndarray], *, level, n_boot, n_sim, seed, metric) -> GroupedCalibration:
+def _result(keys, ordered, answers: Dict[str, np.ndarray], *, level, n_boot, n_sim, seed, metric,
+            key_names=None) -> GroupedCalibration:
     p = answers["p_value"]
     return GroupedCalibration(
-        keys=frozen(np.asarray(keys)), n=frozen(answers["rows"]), total_weight=frozen(answers["total_weight"]),
-        smece=frozen(answers["sigma"]), low=frozen(answers["low"]), high=frozen(answers["high"]),
-        p_value=frozen(p), p_adjusted=frozen(benjamini_hochberg(p)), ordered=ordered, level=level, n_boot=n_boot,
-        n_sim=n_sim, seed=seed, metric=metric)
+        keys=frozen(keys if isinstance(keys, np.ndarray) else np.asarray(keys)), n=frozen(answers["rows"]),
+        total_weight=frozen(answers["total_weight"]), smece=frozen(answers["sigma"]), low=frozen(answers["low"]),
+        high=frozen(answers["high"]), p_value=frozen(p), p_adjusted=frozen(benjamini_hochberg(p)), ordered=ordered,
+        level=level, n_boot=n_boot, n_sim=n_sim, seed=seed, metric=metric, key_names=key_names)
 
 
 def _options(n_boot, test, n_sim, level, seed, weight_kind):
@@ -231,18 +664,25 @@ def smece_by_group(
     ----------
     f, y, weights, metric, clip, threads
         As in :func:`smoothece.smece`; the rows of all groups together.
-    groups : array_like, shape (n,)
-        The group of each row: integers, strings, booleans, dates, or a pandas
-        categorical or Series; a group's rows need not be contiguous. Missing
-        keys (None, NaN, NaT, NA) are refused, naming the first.
+    groups : array_like, shape (n,), or several such columns
+        The group of each row: integers, strings, booleans, dates (numpy
+        datetime64, ``datetime.date``/``datetime`` objects), pandas periods
+        (``df.day.dt.to_period("M")``), a pandas categorical or Series; or
+        several key columns (a tuple or list of 1-D arrays, a pandas or polars
+        DataFrame): one group per combination that occurs, its key a tuple.
+        A group's rows need not be contiguous. Missing keys (None, NaN, NaT,
+        NA) are refused, naming the first. Groups come in key order: time
+        keys chronologically, numbers ascending, strings lexicographically, a
+        categorical in its categories' order, tuples lexicographically by
+        column (see :class:`GroupedCalibration`).
     n_boot : int, default 0
         Bootstrap replicates per group for its interval (0: none).
     test : bool, default False
         Also the calibration test per group (``n_sim`` consistency
         replicates), with Benjamini–Hochberg adjusted p-values across groups.
     seed : int, optional
-        Group i (in the result's order) draws with ``seed + i``; None draws a
-        seed, recorded in the result.
+        Group i (in key order, the result's) draws with ``seed + i``; None
+        draws a seed, recorded in the result.
     level, weight_kind
         As in :func:`smoothece.bootstrap_smece`.
 
@@ -264,7 +704,7 @@ def smece_by_group(
     """
     f_arr, y_arr, w_arr = _validate.rows(f, y, weights)
     lo, hi = _validate.clip_range(clip)
-    codes, keys, ordered = factorize_keys(groups, f_arr.shape[0], threads=_validate.threads(threads))
+    codes, keys, ordered, key_names = _factorize(groups, f_arr.shape[0], threads=_validate.threads(threads))
     n_boot, n_sim, level, seed, kind = _options(n_boot, test, n_sim, level, seed, weight_kind)
     try:
         answers = _core.smece_by_group([f_arr], [y_arr], None if w_arr is None else [w_arr], lo, hi, [codes], len(keys),
@@ -272,7 +712,8 @@ def smece_by_group(
                                        _validate.threads(threads))
     except InputError as err:
         raise _validate.with_hint(err, f_arr, y_arr, clip) from None
-    return _result(keys, ordered, answers, level=level, n_boot=n_boot, n_sim=n_sim, seed=seed, metric=metric)
+    return _result(keys, ordered, answers, level=level, n_boot=n_boot, n_sim=n_sim, seed=seed, metric=metric,
+                   key_names=key_names)
 
 
 # --- Batches of rows (the command line's --by) -------------------------------------------------
@@ -293,7 +734,8 @@ class GroupedRows:
     codes renumbered in place into the groups' order.
     """
 
-    __slots__ = ("_metric", "_clip", "_keys", "_sorted", "_sorted_codes", "_parts", "_answered")
+    __slots__ = ("_metric", "_clip", "_keys", "_sorted", "_sorted_codes", "_parts", "_answered", "_ordered",
+                 "_key_names")
 
     def __init__(self, metric: str = "l1", clip: Union[bool, float] = False):
         self._metric = _validate.metric(metric)
@@ -303,6 +745,8 @@ class GroupedRows:
         self._sorted_codes = np.empty(0, dtype=np.int64)
         self._parts: list = []
         self._answered = False
+        self._ordered = False  # whether the keys are ordered values (numbers, dates, periods), from the first batch
+        self._key_names: Optional[Tuple[str, ...]] = None
 
     def update(self, f: ArrayLike, y: ArrayLike, groups: ArrayLike, weights: Optional[ArrayLike] = None, *,
                threads: Optional[int] = None) -> "GroupedRows":
@@ -314,10 +758,13 @@ class GroupedRows:
             return self
         if self._parts and (w_arr is None) != (self._parts[0][2] is None):
             had = "no weights" if self._parts[0][2] is None else "weights"
-            raise InputError(f"weights: batch {len(self._parts)} {'has weights' if w_arr is not None else 'has none'}, but "
+            has = "has weights" if w_arr is not None else "has none"
+            raise InputError(f"weights: batch {len(self._parts)} {has}, but "
                              f"the earlier batches had {had}; give every batch weights (ones where a row has no "
                              f"weight of its own) or none", "weights")
-        codes, keys, _ = factorize_keys(groups, f_arr.shape[0], threads=_validate.threads(threads))
+        codes, keys, ordered, names = _factorize(groups, f_arr.shape[0], threads=_validate.threads(threads))
+        if self._keys is None:
+            self._ordered, self._key_names = ordered, names
         self._parts.append((f_arr, y_arr, w_arr, self._global_codes(keys)[codes]))
         return self
 
@@ -364,29 +811,40 @@ class GroupedRows:
         lo, hi = self._clip
         answers = _core.smece_by_group(f, y, None if w[0] is None else w, lo, hi, codes, len(keys), self._metric,
                                        n_boot, n_sim, level, seed, kind, _validate.threads(threads))
-        return _result(keys[order], keys.dtype.kind in "biufMm", answers, level=level, n_boot=n_boot, n_sim=n_sim,
-                       seed=seed, metric=self._metric)
+        return _result(keys[order], self._ordered, answers, level=level, n_boot=n_boot, n_sim=n_sim, seed=seed,
+                       metric=self._metric, key_names=self._key_names)
 
 
 # --- Streams -----------------------------------------------------------------------------------
 
 _KEY_FORMAT = b"SMECEGK\0"
 # 2: the set's resolution and metric in the header; 3: a CRC-32 of everything
-# before it at the end (the keys have no checksum of their own). 1 and 2 are still read.
+# before it at the end (the keys have no checksum of their own); 4: as 3, written
+# only by sets that hold tuple or period keys (tags "t" and "P"), so that readers
+# that predate those tags refuse the version rather than a tag. 1 to 3 are still
+# read, and sets of other keys still write 3.
 _KEY_VERSION = 3
+_KEY_VERSION_TAGS = 4
 _METRICS = ("l1", "logit")
 
 
 def _key_kind(key: Any) -> str:
-    """Numbers (booleans too: numpy pools True with 1), strings or dates: one kind per set of groups."""
+    """Numbers (booleans too: numpy pools True with 1), strings, dates, periods of one
+    frequency, or tuples of those, column by column: one kind per set of groups."""
     if isinstance(key, (bool, int, float, np.bool_, np.number)):
         return "number"
     if isinstance(key, (str, np.str_)):
         return "string"
-    return "date" if isinstance(key, np.datetime64) else type(key).__name__
+    if isinstance(key, np.datetime64):
+        return "date"
+    if _is_period(key):
+        return f"period[{key.freqstr}]"
+    if isinstance(key, tuple):
+        return "(" + ", ".join(_key_kind(k) for k in key) + ")"
+    return type(key).__name__
 
 
-def _encode_key(key: Any) -> bytes:
+def _encode_key(key: Any, inner: bool = False) -> bytes:
     """A group key as bytes: a type tag and the value (no pickle: bytes from elsewhere are data, never code)."""
     if isinstance(key, (bool, np.bool_)):
         return b"b" + struct.pack("<?", bool(key))
@@ -400,11 +858,27 @@ def _encode_key(key: Any) -> bytes:
     if isinstance(key, np.datetime64):
         unit = np.datetime_data(key.dtype)[0].encode("ascii")
         return b"M" + struct.pack("<B", len(unit)) + unit + struct.pack("<q", int(key.astype(np.int64)))
-    raise TypeError(f"group keys of type {type(key).__name__} cannot be serialized (numbers, strings, booleans and "
-                    f"numpy dates can)")
+    if _is_period(key):  # the frequency as pandas names it, and the period's ordinal in it
+        freq = key.freqstr.encode("ascii")
+        return b"P" + struct.pack("<B", len(freq)) + freq + struct.pack("<q", int(key.ordinal))
+    if isinstance(key, tuple) and not inner:
+        return b"t" + struct.pack("<I", len(key)) + b"".join(_encode_key(k, inner=True) for k in key)
+    raise TypeError(f"group keys of type {type(key).__name__} cannot be serialized (numbers, strings, booleans, "
+                    f"numpy dates, pandas periods and tuples of them can)")
 
 
-def _decode_key(data: bytes, pos: int):
+def _decode_period(freq: str, ordinal: int):
+    try:
+        import pandas as pd
+    except ImportError:
+        raise _missing_module("Reading a grouped sketch with period keys", "pandas") from None
+    try:
+        return pd.Period(ordinal=ordinal, freq=freq)
+    except (TypeError, ValueError, OverflowError):
+        raise ValueError(f"corrupt grouped sketch: bad period frequency {freq!r} or ordinal {ordinal}") from None
+
+
+def _decode_key(data: bytes, pos: int, inner: bool = False):
     tag = data[pos:pos + 1]
     pos += 1
     if tag == b"b":
@@ -421,7 +895,39 @@ def _decode_key(data: bytes, pos: int):
         unit = data[pos + 1:pos + 1 + size].decode("ascii")
         (value,) = struct.unpack_from("<q", data, pos + 1 + size)
         return np.datetime64(value, unit), pos + 1 + size + 8
+    if tag == b"P":
+        size = data[pos]
+        freq = data[pos + 1:pos + 1 + size].decode("ascii")
+        (ordinal,) = struct.unpack_from("<q", data, pos + 1 + size)
+        return _decode_period(freq, ordinal), pos + 1 + size + 8
+    if tag == b"t" and not inner:
+        (count,) = struct.unpack_from("<I", data, pos)
+        pos += 4
+        if count > len(data) - pos:  # each element takes at least 2 bytes
+            raise ValueError("corrupt grouped sketch: truncated or malformed")
+        items = []
+        for _ in range(count):
+            item, pos = _decode_key(data, pos, inner=True)
+            items.append(item)
+        return tuple(items), pos
     raise ValueError(f"corrupt grouped sketch: unknown key tag {tag!r}")
+
+
+def _keys_in_order(keys: list):
+    """(keys as an array, the order that sorts them, ordered): numbers ascending, strings
+    lexicographically, dates and periods in time, tuples lexicographically by column."""
+    if not keys:
+        return np.empty(0), np.empty(0, dtype=np.intp), False
+    first = keys[0]
+    if isinstance(first, tuple):
+        columns = [_keys_in_order([k[j] for k in keys])[0] for j in range(len(first))]
+        sortable = [np.asarray([k.ordinal for k in col]) if _is_period(first[j]) else col
+                    for j, col in enumerate(columns)]
+        return _object_array(keys), np.lexsort(sortable[::-1]), False
+    if _is_period(first):
+        return _object_array(keys), np.argsort(np.asarray([k.ordinal for k in keys]), kind="stable"), True
+    arr = np.asarray(keys)
+    return arr, np.argsort(arr, kind="stable"), arr.dtype.kind in "biufMm"
 
 
 class GroupedSketch:
@@ -432,7 +938,12 @@ class GroupedSketch:
     sketch keeps them exactly: about 72 bytes a distinct prediction in memory
     (about 6 a row in :meth:`to_bytes` in the bench's groups); past
     resolution/2 distinct predictions it holds its grid instead, whatever its
-    rows. Keys are of one kind (numbers, strings or dates). Parameters as in
+    rows. Keys as in :func:`smece_by_group` (several key columns give tuple
+    keys), of one kind per set: numbers, strings, dates, pandas periods of one
+    frequency, or tuples of those (the same kinds column by column). Every
+    kind goes through :meth:`to_bytes` (reading period keys back needs
+    pandas). :meth:`smece_by_group` answers in key order (sorted by value:
+    a categorical's categories are not kept across batches). Parameters as in
     :class:`~smoothece.CalibrationSketch`.
     """
 
@@ -450,7 +961,8 @@ class GroupedSketch:
         code = self._codes.get(key)
         if code is None:
             if one_kind and self._keys and _key_kind(key) != _key_kind(self._keys[0]):  # 1 and "1": two groups
-                raise TypeError(f"group keys must be of one kind (numbers, strings or dates): this sketch holds "
+                raise TypeError(f"group keys must be of one kind (numbers, strings, dates, periods of one frequency, "
+                                f"or tuples of them column by column): this sketch holds "
                                 f"{_key_kind(self._keys[0])} keys, got {key!r}")
             code = self._codes[key] = len(self._keys)
             self._keys.append(key)
@@ -476,7 +988,7 @@ class GroupedSketch:
         if f_arr.shape[0] == 0:
             return self
         codes, keys, _ = factorize_keys(groups, f_arr.shape[0], threads=_validate.threads(threads))
-        plain = [k.item() if isinstance(k, np.generic) and not isinstance(k, np.datetime64) else k for k in keys]
+        plain = [_plain(k) for k in keys]
         self._add_keyed(plain, lambda to_global: self._core.update(f_arr, y_arr, w_arr, lo, hi, to_global[codes],
                                                                    _validate.threads(threads)))
         return self
@@ -520,16 +1032,16 @@ class GroupedSketch:
                        threads: Optional[int] = None) -> GroupedCalibration:
         """As :func:`smece_by_group`, from the sketches (groups sorted by key)."""
         n_boot, n_sim, level, seed, kind = _options(n_boot, test, n_sim, level, seed, weight_kind)
-        keys = np.asarray(self._keys) if self._keys else np.empty(0)
-        order = np.argsort(keys, kind="stable") if keys.size else np.empty(0, dtype=np.intp)
+        keys, order, ordered = _keys_in_order(self._keys)
         answers = self._core.answer(order.tolist(), n_boot, n_sim, level, seed, kind, _validate.threads(threads))
-        return _result(keys[order], keys.dtype.kind in "biufMm", answers, level=level, n_boot=n_boot, n_sim=n_sim,
-                       seed=seed, metric=self._metric)
+        return _result(keys[order], ordered, answers, level=level, n_boot=n_boot, n_sim=n_sim, seed=seed,
+                       metric=self._metric)
 
     # -- serialization --------------------------------------------------------
     def to_bytes(self) -> bytes:
         """Every group's key and sketch bytes, versioned."""
-        parts = [_KEY_FORMAT, struct.pack("<II", _KEY_VERSION, len(self._keys)),
+        tagged = any(isinstance(k, tuple) or _is_period(k) for k in self._keys)
+        parts = [_KEY_FORMAT, struct.pack("<II", _KEY_VERSION_TAGS if tagged else _KEY_VERSION, len(self._keys)),
                  struct.pack("<IB", self._core.resolution, _METRICS.index(self._metric))]
         for code, key in enumerate(self._keys):
             raw = self._core.sketch(code).to_bytes()
@@ -544,7 +1056,7 @@ class GroupedSketch:
         if data[:8] != _KEY_FORMAT or len(data) < 16:
             raise ValueError("corrupt grouped sketch: not grouped-sketch bytes")
         version, count = struct.unpack_from("<II", data, 8)
-        if version not in (1, 2, _KEY_VERSION):
+        if version not in (1, 2, _KEY_VERSION, _KEY_VERSION_TAGS):
             raise ValueError(f"corrupt grouped sketch: unknown format version {version}")
         if version >= 3:
             data, (crc,) = data[:-4], struct.unpack_from("<I", data, len(data) - 4)
