@@ -18,6 +18,7 @@ import pytest
 
 import smoothece
 from smoothece import cli, datasets
+from smoothece._util import format_p
 from smoothece.cli.commands import demo_data
 from smoothece.cli.progress import Progress
 
@@ -552,19 +553,23 @@ def sliced(tmp_path_factory):
     return csv_path, parquet, f, y, regions, days
 
 
-def test_by_scores_each_group_worst_first_with_the_overall(sliced):
+def test_by_scores_each_group_in_the_librarys_order_with_the_overall(sliced):
     csv_path, parquet, f, y, regions, days = sliced
     args = ("--pred", "p", "--label", "y", "--by", "region", "--chunksize", "4000")
-    grouped, parquet_run, plain, text = run_many(
+    grouped, parquet_run, plain, text, worst_first = run_many(
         ("score", csv_path) + args + ("--json",), ("score", parquet) + args + ("--json",),
-        ("score", csv_path, "--pred", "p", "--label", "y", "--json"), ("score", csv_path) + args)
+        ("score", csv_path, "--pred", "p", "--label", "y", "--json"), ("score", csv_path) + args,
+        ("score", csv_path) + args + ("--json", "--sort", "smece"))
     out, pout, overall = ok_json(grouped), ok_json(parquet_run), ok_json(plain)
     ref = smoothece.smece_by_group(f, y, regions)
     by_key = dict(zip(ref.keys.tolist(), ref.smece.tolist()))
     assert out["by"] == "region" and out["ordered"] is False and len(out["groups"]) == 5
-    assert [g["key"] for g in out["groups"]][0] == "c"
-    values = [g["smece"] for g in out["groups"]]
-    assert values == sorted(values, reverse=True)
+    assert [g["key"] for g in out["groups"]] == ref.keys.tolist()  # smece_by_group's order, not re-sorted
+    # --sort smece asks for worst first: region c, badly calibrated by construction
+    sorted_out = ok_json(worst_first)
+    values = [g["smece"] for g in sorted_out["groups"]]
+    assert sorted_out["groups"][0]["key"] == "c" and values == sorted(values, reverse=True)
+    assert sorted(sorted_out["groups"], key=lambda g: g["key"]) == sorted(out["groups"], key=lambda g: g["key"])
     for g in out["groups"]:
         assert g["smece"] == by_key[g["key"]]  # the rows by group, read in chunks: smece_by_group's numbers
         assert g["n"] == int(np.count_nonzero(regions == g["key"]))
@@ -574,8 +579,8 @@ def test_by_scores_each_group_worst_first_with_the_overall(sliced):
     total = smoothece.GroupedSketch().update(f, y, regions).total().smece()
     assert abs(out["smece"] - total) <= 1e-12
     lines = text.stdout.splitlines()
-    assert lines[0].startswith("smECE = ") and lines[1] == "by region: 5 groups, worst first"
-    assert lines[2].split() == ["region", "n", "smECE"] and lines[3].split()[0] == "c"
+    assert lines[0].startswith("smECE = ") and lines[1] == "by region: 5 groups"
+    assert lines[2].split() == ["region", "n", "smECE"] and [ln.split()[0] for ln in lines[3:]] == ref.keys.tolist()
 
 
 def test_by_with_intervals_and_tests(sliced):
@@ -592,8 +597,8 @@ def test_by_with_intervals_and_tests(sliced):
         i = ref.keys.tolist().index(g["key"])
         assert (g["smece"], g["ci_low"], g["ci_high"]) == (ref.smece[i], ref.low[i], ref.high[i])
         assert (g["p_value"], g["p_adjusted"]) == (ref.p_value[i], ref.p_adjusted[i])
-    worst = out["groups"][0]
-    assert worst["key"] == "c" and worst["p_adjusted"] < 0.05
+    worst = next(g for g in out["groups"] if g["key"] == "c")
+    assert worst["smece"] == max(g["smece"] for g in out["groups"]) and worst["p_adjusted"] < 0.05
     text = run("score", csv_path, "--pred", "p", "--label", "y", "--by", "region", "--ci", "--test", "--n-boot",
                "100", "--n-sim", "100", "--seed", "3")
     assert text.returncode == 0, text.stderr
@@ -732,7 +737,10 @@ def test_demo_writes_its_diagram_in_the_current_directory(tmp_path):
     by_sigma = out["smece_sigma"]
     assert by_sigma["0.01"] > by_sigma["0.05"] > by_sigma["0.2"] + 0.005
     assert text.returncode == 0, text.stderr
-    assert "underconfident" in text.stdout and "calibration test: p = " in text.stdout
+    # the p-value as format_p writes it ("p < 0.1" at the floor of 50 simulations), of the test on the same data
+    f1, y1 = demo_data(20_000, 1)
+    p1 = smoothece.calibration_test(f1, y1, n_sim=50, seed=1).p_value
+    assert "underconfident" in text.stdout and f"calibration test: {format_p(p1, 50)} (50 simulations" in text.stdout
     assert (tmp_path / "demo.svg").stat().st_size > 0
 
 
@@ -769,7 +777,8 @@ def test_counts_and_seeds_beyond_the_librarys_are_usage_errors(tmp_path):
     rows = write_rows(tmp_path / "rows.csv", "p,y", [np.array([0.2, 0.7, 0.4]), np.array([0, 1, 1])])
     base = ("score", rows, "--pred", "p", "--label", "y")
     seed, boot, sim, demo = run_many(base + ("--ci", "--seed", 2**64), base + ("--ci", "--n-boot", 2**63),
-                                     base + ("--test", "--n-sim", 2**31), ("demo", "--n", 10**10, "-o", tmp_path / "d.png"))
+                                     base + ("--test", "--n-sim", 2**31),
+                                     ("demo", "--n", 10**10, "-o", tmp_path / "d.png"))
     assert_error(seed, 2, "argument --seed: expected an integer from 0 to 2**64 - 1, got '18446744073709551616'")
     assert_error(boot, 2, "argument --n-boot: expected an integer from 1 to 2,147,483,647")
     assert_error(sim, 2, "argument --n-sim: expected an integer from 1 to 2,147,483,647, got '2147483648'")
@@ -795,7 +804,9 @@ def test_plot_tests_calibration_and_the_help_example_is_todays_output(tmp_path):
     plot, score, helptext = run_many(("plot", *common, "-o", tmp_path / "d.png", "--test", "--n-sim", 50,
                                       "--n-boot", 50), ("score", *common, "--ci"), ("score", "--help"))
     assert plot.returncode == 0, plot.stderr
-    assert "calibration test p = " in plot.stdout and "(50 simulations)" in plot.stdout
+    daffs = datasets.solar_flares()["DAFFS"]
+    p = smoothece.CalibrationSketch().update(daffs.f, daffs.y).calibration_test(n_sim=50, seed=0).p_value
+    assert f"calibration test {format_p(p, 50)} (50 simulations)" in plot.stdout
     # score --help shows this run's output (its file called preds.csv)
     shown = next(line.strip() for line in helptext.stdout.splitlines() if line.strip().startswith("smECE = "))
     assert score.stdout.split(", n = 731")[0].replace("–", "-") == shown.split(", n = 731")[0]

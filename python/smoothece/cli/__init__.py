@@ -5,6 +5,7 @@
     smoothece demo                                   # a synthetic miscalibrated model
     smoothece score preds.csv --pred p --label y --ci
     smoothece score preds.csv --pred p --label y --by region --test
+    smoothece score preds.csv --pred old --pred new --label y --ci --csv
     cat preds.csv | smoothece score - --pred p --label y --json
     smoothece plot preds.parquet --pred p --label y -o diagram.png --binned
 
@@ -88,11 +89,14 @@ def _add_input_options(p) -> None:
     p.add_argument("file", metavar="FILE",
                    help="a .csv, .tsv (optionally .gz) or .parquet file with a header; - reads CSV from standard "
                         "input")
-    p.add_argument("--pred", required=True, metavar="COL", help="column of predicted probabilities in [0, 1]")
+    p.add_argument("--pred", required=True, action="append", metavar="COL",
+                   help="column of predicted probabilities in [0, 1]; repeat it to compare models (--pred a "
+                        "--pred b): the file is read once and each column scored on its own")
     p.add_argument("--label", required=True, metavar="COL", help="column of outcomes, 0 or 1 (true/false accepted)")
     p.add_argument("--weight", metavar="COL", help="column of non-negative row weights (default: all 1)")
     p.add_argument("--by", metavar="COL",
-                   help="column of group keys (categories, numbers or dates): score each group, worst first")
+                   help="column of group keys (categories, numbers or dates): score each group, in the "
+                        "library's order (that of smece_by_group)")
     p.add_argument("--metric", choices=("l1", "logit"), default="l1",
                    help="l1: the SmoothECE on [0, 1] (default); logit: smoothing in logit space (Section 5.3 of "
                         "the paper), for models trained with cross-entropy")
@@ -101,10 +105,11 @@ def _add_input_options(p) -> None:
                         "those within TOL")
     p.add_argument("--dropna", action="store_true",
                    help="skip rows with a missing value (NA, empty, NaN, null) in the columns used, instead of "
-                        "refusing them")
+                        "refusing them; with several --pred columns, a row missing only predictions is skipped "
+                        "for the models that miss it")
     p.add_argument("--chunksize", type=_positive_int, default=None, metavar="N",
                    help=f"rows read at a time (default {DEFAULT_CHUNKSIZE:,}); memory use does not grow with the "
-                        f"file (with --by it keeps the rows, about 17 bytes each)")
+                        f"file (with --by it keeps the rows, about 17 bytes each per --pred column)")
     p.add_argument("--format", choices=("csv", "tsv", "parquet"),
                    help="file format, when the extension does not tell (standard input: csv unless given)")
     # Kept so that old command lines still run: pyarrow is the only reader.
@@ -136,6 +141,7 @@ def build_parser() -> argparse.ArgumentParser:
                "  smoothece demo\n"
                "  smoothece score preds.csv --pred prob --label outcome --ci\n"
                "  smoothece score preds.parquet --pred prob --label outcome --by region --test --json\n"
+               "  smoothece score preds.csv --pred old --pred new --label outcome --ci --test\n"
                "  zcat preds.csv.gz | smoothece score - --pred prob --label outcome\n"
                "  smoothece plot preds.csv --pred prob --label outcome -o diagram.png --binned\n"
                "  smoothece plot preds.csv --pred prob --label outcome --by day -o drift.png\n\n"
@@ -149,19 +155,31 @@ def build_parser() -> argparse.ArgumentParser:
         "score", help="print the SmoothECE of a file's predictions",
         description=textwrap.fill(
             "Prints the SmoothECE of the predictions in FILE against its outcomes; with --by, also that of each "
-            "group, worst first. The file is streamed in chunks into sketches (in either metric), so files "
-            "larger than memory work.", 79),
+            "group. With several --pred columns, one row per model (with --by, per model and group), each "
+            "model's numbers those of its column alone. The file is read once, streamed in chunks into "
+            "sketches (in either metric), so files larger than memory work.", 79),
         epilog="examples:\n  smoothece score preds.csv --pred prob --label outcome --ci --seed 0\n"
                "  smECE = 0.0674 (95% CI 0.0488-0.0878), n = 731, preds.csv\n"
-               "  smoothece score preds.csv --pred prob --label outcome --by region --ci --test\n\n" + _EPILOG_EXIT,
+               "  smoothece score preds.csv --pred prob --label outcome --by region --ci --test\n"
+               "  smoothece score preds.csv --pred old --pred new --label outcome --by region --csv\n\n"
+               + _EPILOG_EXIT,
         formatter_class=argparse.RawDescriptionHelpFormatter)
     _add_input_options(score)
     score.add_argument("--ci", action="store_true", help="add bootstrap confidence intervals")
     _add_resampling_options(score, _replicates, "bootstrap replicates for --ci (default 1000)")
-    score.add_argument("--json", action="store_true",
-                       help="print one JSON object (file, n, total_weight, smece, sigma, ci_low, ci_high, level, "
-                            "n_boot, p_value, n_sim, seed, metric, dropped, warnings; with --by also by, ordered "
-                            "and groups, worst first)")
+    output = score.add_mutually_exclusive_group()
+    output.add_argument("--json", action="store_true",
+                        help="print one JSON object (file, n, total_weight, smece, sigma, ci_low, ci_high, level, "
+                             "n_boot, p_value, n_sim, seed, metric, dropped, warnings; with --by also by, ordered "
+                             "and groups); with several --pred columns a list of them, each with pred (its column)")
+    output.add_argument("--csv", action="store_true",
+                        help="print a CSV table: a row per model (model, n, total_weight, smece, sigma, ci_low, "
+                             "ci_high, level, n_boot, p_value, n_sim, seed, dropped), or with --by per model and "
+                             "group (model, group, n, total_weight, smece, ci_low, ci_high, level, n_boot, p_value, "
+                             "p_adjusted, n_sim, seed)")
+    score.add_argument("--sort", choices=("key", "smece"), default="key",
+                       help="order of the models and groups: key, the order given and the library's order of the "
+                            "groups (by time for dates, else by key; default); smece, worst first")
     score.set_defaults(run=cmd_score)
 
     plot = sub.add_parser(

@@ -4,12 +4,16 @@ A file is streamed into a :class:`~smoothece.CalibrationSketch` in either
 metric, so memory does not grow with the file; ``--by`` keeps the rows by
 group (about 17 bytes a row, answered at the end as :func:`smece_by_group`
 answers arrays), and ``plot --binned`` keeps the columns.
+Several ``--pred`` columns are read in the same pass, each into a sketch (and
+rows by group) of its own: every model's numbers are those of a run with its
+column alone.
 When a value is refused, the error names the file's line (and group), and the
 rest of the file is read, checks only, to say how many values are bad.
 """
 
 from __future__ import annotations
 
+import csv
 import json
 import math
 import os
@@ -26,9 +30,10 @@ import numpy as np
 
 from .. import _validate
 from .._errors import InputError, ResolutionWarning
+from .._util import format_p
 from .errors import EXIT_OK, CLIError, usage_error
 from .progress import Status, dash, one_line
-from .tables import DEFAULT_CHUNKSIZE, ROLES, Chunk, Table, open_table
+from .tables import DEFAULT_CHUNKSIZE, Chunk, Table, base_role, open_table, pred_role
 
 PLOT_SUFFIXES = (".png", ".svg", ".pdf")
 _MAX_SIDE = (1 << 16) - 1  # Agg draws images of less than 2^16 pixels a side
@@ -40,22 +45,50 @@ _RULES = {"y": "labels must be 0 or 1", "weights": "weights must be finite and n
 # Reading a table into sketches
 # ---------------------------------------------------------------------------------------------------------------
 
-class Reading:
-    """What :func:`read_table` read: the sketch of all rows, the rows by group
-    (with ``--by``), the table (its name, dropped rows) and, when collected,
-    the columns ``f``, ``y``, ``w``."""
+class Model:
+    """One prediction column's share of a reading: its sketch, its rows by
+    group (with ``--by``), the rows it skipped and, when collected, its
+    columns ``f``, ``y``, ``w``."""
 
-    def __init__(self, table: Table, sketch, grouped, parts: list):
-        self.table, self.sketch, self.grouped = table, sketch, grouped
+    def __init__(self, role: str, column: str, sketch, grouped):
+        self.role, self.column, self.sketch, self.grouped = role, column, sketch, grouped
+        self.parts: list = []
+        self.dropped = 0
         self.f = self.y = self.w = None
+
+    def collected(self) -> None:
+        parts, self.parts = [p for p in self.parts if p[0].shape[0]], []
         if parts:
             self.f = np.concatenate([p[0] for p in parts])
             self.y = np.concatenate([p[1] for p in parts])
             self.w = None if parts[0][2] is None else np.concatenate([p[2] for p in parts])
 
 
+class Reading:
+    """What :func:`read_table` read: the table (its name, dropped rows) and a
+    :class:`Model` per prediction column; ``sketch``, ``grouped``, ``f``,
+    ``y``, ``w`` are the first one's."""
+
+    def __init__(self, table: Table, models: List[Model]):
+        self.table, self.models = table, models
+        first = models[0]
+        self.sketch, self.grouped, self.f, self.y, self.w = first.sketch, first.grouped, first.f, first.y, first.w
+
+
+def pred_columns(args) -> List[str]:
+    """The ``--pred`` columns, in the order given (a column given twice is a usage error)."""
+    preds = args.pred if isinstance(args.pred, list) else [args.pred]
+    seen = set()
+    for col in preds:
+        if col in seen:
+            raise usage_error(f"column {col!r} is given twice as --pred; give each prediction column once")
+        seen.add(col)
+    return preds
+
+
 def open_args_table(args) -> Table:
-    columns = {"f": args.pred, "y": args.label}
+    columns = {pred_role(k): col for k, col in enumerate(pred_columns(args))}
+    columns["y"] = args.label
     if args.weight is not None:
         columns["weights"] = args.weight
     if args.by is not None:
@@ -66,34 +99,44 @@ def open_args_table(args) -> Table:
 
 def read_table(table: Table, *, metric: str = "l1", clip=False, resolution: Optional[int] = None,
                grouped: bool = False, collect: bool = False) -> Reading:
-    """Streams the table into a sketch, which checks every value (and with ``grouped`` keeps the rows by
-    group: answering them once at the end costs less, in time and memory, than a sketch per group)."""
+    """Streams the table into a sketch per prediction column, which checks every value (and with
+    ``grouped`` keeps the rows by group: answering them once at the end costs less, in time and
+    memory, than a sketch per group). A model whose column misses a row (with ``--dropna``) skips it."""
     from ..groups import GroupedRows
     from ..sketch import DEFAULT_RESOLUTION, CalibrationSketch
 
     resolution = resolution or DEFAULT_RESOLUTION
-    sketch = CalibrationSketch(resolution, metric)
-    groups = GroupedRows(metric, clip) if grouped else None
-    parts = []
+    models = [Model(role, table.columns[role], CalibrationSketch(resolution, metric),
+                    GroupedRows(metric, clip) if grouped else None) for role in table.pred_roles]
     chunks = read_ahead(table.chunks())
     for chunk in chunks:
         if chunk.missing:
             raise _missing_error(table, chunk, chunks)
-        try:
-            sketch.update(chunk.f, chunk.y, chunk.w, clip=clip)
-            if groups is not None:
-                groups.update(chunk.f, chunk.y, chunk.groups, chunk.w)
-        except InputError as err:
-            raise _value_error(table, chunk, err, chunks, clip, sketch.n) from None
-        if collect:
-            parts.append((chunk.f, chunk.y, chunk.w))
-    if sketch.n == 0:
-        extra = f" ({_rows(table.dropped)} with missing values skipped)" if table.dropped else ""
-        raise CLIError(f"{table.name} has no data rows{extra}")
-    if not sketch.total_weight > 0:
-        raise CLIError(f"{table.name}: the weights in column {table.columns['weights']!r} sum to zero; at least one "
-                       f"must be positive")
-    return Reading(table, sketch, groups, parts)
+        for model in models:
+            f, y, w, groups, index = chunk.rows_of(model.role)
+            try:
+                model.sketch.update(f, y, w, clip=clip)
+                if model.grouped is not None:
+                    model.grouped.update(f, y, groups, w)
+            except InputError as err:
+                raise _value_error(table, chunk, err, chunks, clip, model, index) from None
+            if collect:
+                model.parts.append((f, y, w))
+    several = len(models) > 1
+    for model in models:
+        model.dropped = table.dropped_for(model.role)
+        model.collected()
+        if model.sketch.n == 0:
+            extra = f" ({_rows(table.dropped)} with missing values skipped)" if table.dropped else ""
+            if not several or table.rows == table.dropped:
+                raise CLIError(f"{table.name} has no data rows{extra}")
+            raise CLIError(f"{table.name}: column {model.column!r} (given as --pred) has no value in the "
+                           f"{_rows(table.rows - table.dropped)} read{extra}: every one is missing")
+        if not model.sketch.total_weight > 0:
+            rows = f" over the rows where column {model.column!r} (given as --pred) has a value" if several else ""
+            raise CLIError(f"{table.name}: the weights in column {table.columns['weights']!r} sum to zero{rows}; "
+                           f"at least one must be positive")
+    return Reading(table, models)
 
 
 def read_ahead(chunks: Iterator[Chunk]) -> Iterator[Chunk]:
@@ -165,10 +208,12 @@ def _counted(count: int, of: int, what: str, where: str, stopped: Optional[CLIEr
 
 
 def _present(chunk: Chunk, role: str) -> np.ndarray:
-    """The column's values in the rows without missing values (those are reported as missing)."""
+    """The column's values in the rows without missing values (those are reported as missing; a
+    prediction column's own missing values, skipped with --dropna, are left out too)."""
     values = chunk.column(role)
-    if chunk.missing:
-        values = values[~np.logical_or.reduce(list(chunk.missing.values()))]
+    absent = list(chunk.missing.values()) + ([chunk.skip[role]] if role in chunk.skip else [])
+    if absent:
+        values = values[~np.logical_or.reduce(absent)]
     return values
 
 
@@ -177,6 +222,7 @@ def _bad_count(role: str, values: np.ndarray, clip) -> int:
     from ..sketch import CalibrationSketch
 
     n = values.shape[0]
+    role = base_role(role)
     f = values if role == "f" else np.broadcast_to(0.5, (n,))
     y = values if role == "y" else np.broadcast_to(np.int8(0), (n,))
     w = values if role == "weights" else None
@@ -188,7 +234,7 @@ def _bad_count(role: str, values: np.ndarray, clip) -> int:
 
 
 def _rule(role: str, clip) -> str:
-    if role != "f":
+    if base_role(role) != "f":
         return _RULES[role]
     lo, hi = _validate.clip_range(clip)
     if (lo, hi) == (0.0, 1.0):
@@ -204,7 +250,10 @@ def _value_text(value) -> str:
 
 
 def _key_text(key) -> str:
-    return repr(key.item() if isinstance(key, np.generic) and not isinstance(key, np.datetime64) else str(key))
+    """One key, quoted as Python writes it; a date as the library writes dates (ISO 8601)."""
+    if isinstance(key, np.datetime64):
+        return repr(_key_texts(np.array([key]))[0])
+    return repr(key.item() if isinstance(key, np.generic) else str(key))
 
 
 def _group_of(chunk: Chunk, i: int) -> str:
@@ -213,13 +262,17 @@ def _group_of(chunk: Chunk, i: int) -> str:
     return f" (group {_key_text(chunk.groups[i])})"
 
 
-def _value_error(table: Table, chunk: Chunk, err: InputError, chunks, clip, checked_before: int) -> CLIError:
-    """The library's refusal of a value, placed in the file: line, group, column, how many values of
-    the whole file are bad, and the library's hints ("--clip" only when it would accept them all)."""
-    role = err.argument
-    if role not in ("f", "y", "weights") or err.index is None:
+def _value_error(table: Table, chunk: Chunk, err: InputError, chunks, clip, model: Model,
+                 index: Optional[np.ndarray]) -> CLIError:
+    """The library's refusal of a value of ``model``'s rows (``index``: those rows in the chunk), placed
+    in the file: line, group, column, how many values of the whole file are bad, and the library's
+    hints ("--clip" only when it would accept them all)."""
+    role = model.role if err.argument == "f" else err.argument
+    if role not in (model.role, "y", "weights") or err.index is None:
         return CLIError(f"{table.name}: {one_line(err)}")
-    clipping_helps = role == "f" and _validate.clip_range(clip) == (0.0, 1.0)
+    checked_before = model.sketch.n  # the chunks before passed the checks
+    i = err.index if index is None else int(index[err.index])
+    clipping_helps = role == model.role and _validate.clip_range(clip) == (0.0, 1.0)
 
     def count(c: Chunk) -> np.ndarray:
         values = _present(c, role)
@@ -230,16 +283,16 @@ def _value_error(table: Table, chunk: Chunk, err: InputError, chunks, clip, chec
     first = count(chunk)
     rest, stopped = _count_rest(chunks, count)
     bad, beyond_clip, checked = (int(v) for v in first + rest)
-    checked += checked_before  # the chunks before passed the checks
-    where = table.where(chunk.record(err.index))
-    text = (f"{table.name} {where}{_group_of(chunk, err.index)}, column {table.columns[role]!r}: "
-            f"{role} = {_value_text(chunk.column(role)[err.index])}: {_rule(role, clip)} "
+    checked += checked_before
+    where = table.where(chunk.record(i))
+    text = (f"{table.name} {where}{_group_of(chunk, i)}, column {table.columns[role]!r}: "
+            f"{base_role(role)} = {_value_text(chunk.column(role)[i])}: {_rule(role, clip)} "
             f"({_counted(bad, checked, 'value{s} bad', where, stopped)})")
     if clipping_helps and beyond_clip == 0 and stopped is None:
         text += (f"; pass --clip to clamp {'it' if bad == 1 else f'these {bad:,}'} (all within "
                  f"{_validate.CLIP_TOLERANCE} of [0, 1])")
     else:
-        hint = _validate.value_hint(role, chunk.f, chunk.y)
+        hint = _validate.value_hint(base_role(role), chunk.column(model.role), chunk.y)
         if hint is not None:
             text += f"; {hint}"
     return CLIError(text)
@@ -247,7 +300,8 @@ def _value_error(table: Table, chunk: Chunk, err: InputError, chunks, clip, chec
 
 def _missing_error(table: Table, chunk: Chunk, chunks) -> CLIError:
     first = {role: int(np.argmax(mask)) for role, mask in chunk.missing.items()}
-    role = min(first, key=lambda r: (first[r], ROLES.index(r)))
+    order = list(table.columns)  # the roles in the order given: predictions, labels, weights, groups
+    role = min(first, key=lambda r: (first[r], order.index(r)))
     i = first[role]
 
     def count(c: Chunk) -> np.ndarray:
@@ -316,23 +370,37 @@ def _seed(args, resampling: bool) -> Optional[int]:
     return _validate.seed(args.seed)
 
 
+def _metric_name(args) -> str:
+    return "smECE" if args.metric == "l1" else f"smECE[{args.metric}]"
+
+
+def _p_cell(p, n_sim: int) -> str:
+    """A p-value in a table cell: ``0.0123``; ``< 0.001`` at the floor of ``n_sim`` simulations
+    (:func:`smoothece._util.format_p`); ``-`` when there is none."""
+    if p is None or not math.isfinite(p):
+        return "-"
+    text = format_p(p, n_sim)
+    return text[len("p = "):] if text.startswith("p = ") else text[len("p "):]
+
+
 class Overall:
     """The answers about all rows: smECE (σ*), its interval, the calibration test."""
 
-    def __init__(self, sketch, *, ci: bool, n_boot: int, level: float, test: bool, n_sim: int, seed):
+    def __init__(self, sketch, *, ci: bool, n_boot: int, level: float, test: bool, n_sim: int, seed,
+                 label: str = ""):
         self.n, self.total_weight = sketch.n, sketch.total_weight
         self.low = self.high = self.p_value = None
         self.n_boot = self.n_sim = 0
         self.level = level if ci else None
         if ci:
-            with Status(f"bootstrapping ({n_boot} replicates)"):
+            with Status(f"{label}bootstrapping ({n_boot} replicates)"):
                 boot = sketch.bootstrap_smece(n_boot=n_boot, seed=seed, level=level)
             self.value, self.sigma = boot.value, boot.sigma
             self.low, self.high, self.n_boot = boot.low, boot.high, boot.n_boot
         else:
             self.value = self.sigma = sketch.smece()
         if test:
-            with Status(f"testing calibration ({n_sim} simulations)"):
+            with Status(f"{label}testing calibration ({n_sim} simulations)"):
                 result = sketch.calibration_test(n_sim=n_sim, seed=seed)
             self.p_value, self.n_sim = result.p_value, result.n_sim
 
@@ -342,97 +410,293 @@ class Overall:
                     p_value=_number(self.p_value), n_sim=self.n_sim)
 
     def line(self, args, dropped: int, stream) -> str:
-        name = "smECE" if args.metric == "l1" else f"smECE[{args.metric}]"
-        text = _with_interval(name, self.value, self.low, self.high, self.level, stream) + f", n = {self.n:,}"
+        text = _with_interval(_metric_name(args), self.value, self.low, self.high, self.level, stream)
+        text += f", n = {self.n:,}"
         if args.weight is not None:
             text += f", total weight = {self.total_weight:.6g}"
         if self.p_value is not None:
-            text += f", calibration test p = {self.p_value:.3g} ({self.n_sim} simulations)"
+            text += f", calibration test {format_p(self.p_value, self.n_sim)} ({self.n_sim} simulations)"
         if dropped:
             text += f" ({_rows(dropped)} with missing values skipped)"
         return f"{text}, {args.file}"
 
 
-def _json_key(key):
-    if isinstance(key, np.datetime64):
-        return str(key)
-    return key.item() if isinstance(key, np.generic) else key
+# -- group keys and their order ---------------------------------------------------------------------------------
+
+def _key_texts(keys) -> List[str]:
+    """The group keys as text (tables, CSV, dates in JSON): the library's :func:`smoothece.groups.format_keys`
+    (dates ISO 8601 at the precision the whole set needs)."""
+    from ..groups import format_keys
+
+    return format_keys(keys)
 
 
-def _worst_first(result) -> np.ndarray:
-    return np.argsort(-np.nan_to_num(np.asarray(result.smece, dtype=float), nan=-1.0), kind="stable")
+def _json_keys(keys) -> list:
+    """Group keys for JSON: integers, booleans, strings and finite numbers as themselves, anything else
+    (dates, inf) as :func:`_key_texts` writes it."""
+    keys = np.asarray(keys)
+    if keys.dtype.kind in "biuU" or (keys.dtype.kind == "f" and np.isfinite(keys).all()):
+        return keys.tolist()
+    return _key_texts(keys)
 
 
-def _groups_json(result) -> list:
+def _group_order(result, args) -> np.ndarray:
+    """The groups in the library's order (key order: in time for dates), or worst first with --sort smece."""
+    return result.order("smece" if getattr(args, "sort", "key") == "smece" else "key")
+
+
+def _groups_json(result, order) -> list:
+    keys = _json_keys(result.keys)
     out = []
-    for i in _worst_first(result):
-        out.append(dict(key=_json_key(result.keys[i]), n=int(result.n[i]), total_weight=float(result.total_weight[i]),
+    for i in order:
+        out.append(dict(key=keys[i], n=int(result.n[i]), total_weight=float(result.total_weight[i]),
                         smece=_number(result.smece[i]), ci_low=_number(result.low[i]), ci_high=_number(result.high[i]),
                         p_value=_number(result.p_value[i]), p_adjusted=_number(result.p_adjusted[i])))
     return out
 
 
-def _groups_table(result, args, stream) -> str:
-    """One line per group, worst first: key, rows, (weight), smECE, (interval), (p-values)."""
-    order = _worst_first(result)
-    finite = np.asarray(result.smece, dtype=float)
-    finite = finite[np.isfinite(finite) & (finite > 0)]
-    d = _decimals(float(finite.min())) if finite.size else 4
-    header = [args.by, "n"] + (["weight"] if args.weight is not None else []) + ["smECE"]
+def _aligned(rows: List[List[str]], left: int = 1) -> str:
+    """Rows of cells in columns two spaces apart: the first ``left`` columns flush left, the others right."""
+    widths = [max(len(r[k]) for r in rows) for k in range(len(rows[0]))]
+    return "\n".join("  ".join(cell.ljust(w) if k < left else cell.rjust(w)
+                               for k, (cell, w) in enumerate(zip(r, widths))).rstrip() for r in rows)
+
+
+def _common_decimals(values) -> int:
+    """Decimals for a column of smECE values: three significant digits of the smallest positive one."""
+    values = np.asarray(values, dtype=float)
+    values = values[np.isfinite(values) & (values > 0)]
+    return _decimals(float(values.min())) if values.size else 4
+
+
+def _group_header(result, args) -> List[str]:
+    header = ["n"] + (["weight"] if args.weight is not None else []) + ["smECE"]
     if result.n_boot:
         header.append(f"{result.level:.0%} CI")
     if result.n_sim:
         header += ["p", "p (BH)"]
-    rows = [header]
-    for i in order:
-        v = result.smece[i]
-        row = [str(_json_key(result.keys[i])), f"{int(result.n[i]):,}"]
-        if args.weight is not None:
-            row.append(f"{result.total_weight[i]:.6g}")
-        row.append(f"{v:.{d}f}" if math.isfinite(v) else "-")
-        if result.n_boot:
-            row.append(f"{result.low[i]:.{d}f}{dash(stream)}{result.high[i]:.{d}f}" if math.isfinite(v) else "-")
-        if result.n_sim:
-            row += [f"{p:.3g}" if math.isfinite(p) else "-" for p in (result.p_value[i], result.p_adjusted[i])]
-        rows.append(row)
-    widths = [max(len(r[k]) for r in rows) for k in range(len(header))]
-    lines = ["  ".join(cell.ljust(w) if k == 0 else cell.rjust(w) for k, (cell, w) in enumerate(zip(r, widths)))
-             .rstrip() for r in rows]
-    return "\n".join(lines)
+    return header
 
 
-def _grouped_answers(reading: Reading, args, seed):
-    with Status(f"scoring {len(reading.grouped):,} groups"):
-        return reading.grouped.smece_by_group(n_boot=args.n_boot if args.ci else 0, test=args.test,
-                                              n_sim=args.n_sim, seed=seed, level=args.level)
+def _group_cells(result, i: int, d: int, args, stream) -> List[str]:
+    """A group's cells: rows, (weight), smECE, (interval), (p-value, BH-adjusted)."""
+    v = result.smece[i]
+    row = [f"{int(result.n[i]):,}"]
+    if args.weight is not None:
+        row.append(f"{result.total_weight[i]:.6g}")
+    row.append(f"{v:.{d}f}" if math.isfinite(v) else "-")
+    if result.n_boot:
+        row.append(f"{result.low[i]:.{d}f}{dash(stream)}{result.high[i]:.{d}f}" if math.isfinite(v) else "-")
+    if result.n_sim:
+        row += [_p_cell(p, result.n_sim) for p in (result.p_value[i], result.p_adjusted[i])]
+    return row
+
+
+def _groups_table(result, args, stream, order) -> str:
+    """One line per group: key, rows, (weight), smECE, (interval), (p-values)."""
+    d = _common_decimals(result.smece)
+    keys = _key_texts(result.keys)
+    rows = [[args.by] + _group_header(result, args)]
+    rows += [[keys[i]] + _group_cells(result, i, d, args, stream) for i in order]
+    return _aligned(rows)
+
+
+def _groups_line(args, count: int, what: str = "") -> str:
+    order = ", worst first" if getattr(args, "sort", "key") == "smece" else ""
+    return f"by {args.by}: {count:,} group{'s' if count != 1 else ''}{what}{order}"
+
+
+def _grouped_answers(grouped, args, seed, label: str = ""):
+    with Status(f"{label}scoring {len(grouped):,} groups"):
+        return grouped.smece_by_group(n_boot=args.n_boot if args.ci else 0, test=args.test, n_sim=args.n_sim,
+                                      seed=seed, level=args.level)
 
 
 # ---------------------------------------------------------------------------------------------------------------
 # score
 # ---------------------------------------------------------------------------------------------------------------
 
+class Answer:
+    """One model's answers: the overall, the groups (with --by), the library's warnings about it."""
+
+    def __init__(self, model: Model, overall: Overall, groups, notes: List[str]):
+        self.model, self.overall, self.groups, self.notes = model, overall, groups, notes
+
+
+def _answers(reading: Reading, args, seed) -> List[Answer]:
+    several = len(reading.models) > 1
+    out = []
+    for model in reading.models:
+        notes: List[str] = []
+        label = f"{model.column}: " if several else ""
+        with collected_warnings(notes):
+            overall = Overall(model.sketch, ci=args.ci, n_boot=args.n_boot, level=args.level, test=args.test,
+                              n_sim=args.n_sim, seed=seed, label=label)
+            groups = _grouped_answers(model.grouped, args, seed, label) if args.by is not None else None
+        out.append(Answer(model, overall, groups, notes))
+    return out
+
+
+def _record(answer: Answer, args, seed, table_notes: List[str]) -> dict:
+    """One model's JSON object (the whole output for one --pred column)."""
+    out = dict(file=args.file, **answer.overall.json(), seed=seed, metric=args.metric, dropped=answer.model.dropped,
+               warnings=table_notes + answer.notes)
+    if answer.groups is not None:
+        out.update(by=args.by, ordered=bool(answer.groups.ordered),
+                   groups=_groups_json(answer.groups, _group_order(answer.groups, args)))
+    return out
+
+
+def _model_order(answers: List[Answer], args) -> List[Answer]:
+    if getattr(args, "sort", "key") != "smece":
+        return answers
+    return sorted(answers, key=lambda a: -a.overall.value if math.isfinite(a.overall.value) else math.inf)
+
+
+CSV_COLUMNS = ("model", "n", "total_weight", "smece", "sigma", "ci_low", "ci_high", "level", "n_boot", "p_value",
+               "n_sim", "seed", "dropped")
+CSV_GROUP_COLUMNS = ("model", "group", "n", "total_weight", "smece", "ci_low", "ci_high", "level", "n_boot",
+                     "p_value", "p_adjusted", "n_sim", "seed")
+
+
+def _write_csv(answers: List[Answer], args, seed) -> None:
+    """One row per model, or with --by one row per (model, group); numbers as JSON writes them (shortest
+    round-trip form), nothing for a missing one. ``seed`` is the run's (group i resamples with seed + i)."""
+    writer = csv.writer(sys.stdout, lineterminator="\n")
+    if args.by is None:
+        writer.writerow(CSV_COLUMNS)
+        for a in _model_order(answers, args):
+            j = a.overall.json()
+            writer.writerow([a.model.column] + [j[c] for c in CSV_COLUMNS[1:-2]] + [seed, a.model.dropped])
+        return
+    writer.writerow(CSV_GROUP_COLUMNS)
+    rows = []
+    for a in answers:
+        g = a.groups
+        keys = _key_texts(g.keys)
+        level = g.level if g.n_boot else None
+        for i in range(len(g)):
+            rows.append((float(g.smece[i]), [
+                a.model.column, keys[i], int(g.n[i]), float(g.total_weight[i]), _number(g.smece[i]),
+                _number(g.low[i]), _number(g.high[i]), level, g.n_boot, _number(g.p_value[i]),
+                _number(g.p_adjusted[i]), g.n_sim, seed]))
+    for _, row in _sorted_rows(rows, args):
+        writer.writerow(row)
+
+
+def _sorted_rows(rows: list, args) -> list:
+    """(smECE, row) pairs in the order made (models as given, groups in the library's order), or worst first
+    with --sort smece (groups without a value last)."""
+    if getattr(args, "sort", "key") != "smece":
+        return rows
+    return sorted(rows, key=lambda r: -r[0] if math.isfinite(r[0]) else math.inf)
+
+
+def _skip_notes(answers: List[Answer], table: Table) -> List[str]:
+    """Per model, the rows it skipped (--dropna), and how many of them only its own column missed."""
+    notes = []
+    for a in answers:
+        if a.model.dropped:
+            own = table.skipped.get(a.model.role, 0)
+            notes.append(f"--pred {a.model.column!r}: {_rows(a.model.dropped)} with missing values skipped"
+                         + (f" ({own:,} missing a value in this column alone)" if own else ""))
+    return notes
+
+
+def _models_text(answers: List[Answer], args, table: Table, stream) -> List[str]:
+    """Several models: a line naming them, a table with a row per model, and with --by a table with a
+    row per (model, group)."""
+    k = len(answers)
+    head = f"{table.name if args.file != '-' else '<stdin>'}: {k} models (--pred), labels {args.label!r}"
+    if args.weight is not None:
+        head += f", weights {args.weight!r}"
+    if args.test:
+        head += f", calibration test with {args.n_sim} simulations"
+    lines = [head]
+    ordered = _model_order(answers, args)
+    d = _common_decimals([a.overall.value for a in answers])
+    skipped = any(a.model.dropped for a in answers)
+    header = ["model", "n"] + (["weight"] if args.weight is not None else []) + [_metric_name(args)]
+    if args.ci:
+        header.append(f"{args.level:.0%} CI")
+    if args.test:
+        header.append("p")
+    if skipped:
+        header.append("skipped")
+    rows = [header]
+    for a in ordered:
+        o = a.overall
+        row = [a.model.column, f"{o.n:,}"]
+        if args.weight is not None:
+            row.append(f"{o.total_weight:.6g}")
+        row.append(f"{o.value:.{d}f}")
+        if args.ci:
+            row.append(f"{o.low:.{d}f}{dash(stream)}{o.high:.{d}f}" if o.low is not None and math.isfinite(o.low)
+                       else "-")
+        if args.test:
+            row.append(_p_cell(o.p_value, o.n_sim))
+        if skipped:
+            row.append(f"{a.model.dropped:,}")
+        rows.append(row)
+    lines.append(_aligned(rows))
+    if skipped:
+        if any(table.skipped.values()):
+            lines.append("skipped: rows with a missing value (--dropna), each model its own: the models are "
+                         "scored on different rows")
+        else:
+            lines.append("skipped: rows with a missing value (--dropna), the same for every model")
+    if args.by is None:
+        return lines
+    counts = {len(a.groups) for a in answers}
+    what = " per model" if len(counts) == 1 else " in all, per model " + ", ".join(
+        f"{a.model.column} {len(a.groups):,}" for a in answers)
+    total = counts.pop() if len(counts) == 1 else sum(len(a.groups) for a in answers)
+    line = _groups_line(args, total, what)
+    if args.test:
+        line += "; p (BH): adjusted across each model's groups"
+    lines.append(line)
+    d = _common_decimals(np.concatenate([np.asarray(a.groups.smece, dtype=float) for a in answers]))
+    first = answers[0].groups
+    rows = []
+    for a in answers:
+        keys = _key_texts(a.groups.keys)
+        for i in range(len(a.groups)):
+            rows.append((float(a.groups.smece[i]),
+                         [a.model.column, keys[i]] + _group_cells(a.groups, i, d, args, stream)))
+    lines.append(_aligned([["model", args.by] + _group_header(first, args)]
+                          + [row for _, row in _sorted_rows(rows, args)], left=2))
+    return lines
+
+
 def cmd_score(args) -> int:
     table = open_args_table(args)
     reading = read_table(table, metric=args.metric, clip=args.clip, resolution=args.resolution,
                          grouped=args.by is not None)
     seed = _seed(args, args.ci or args.test)
-    notes = list(table.warnings)
-    with collected_warnings(notes):
-        overall = Overall(reading.sketch, ci=args.ci, n_boot=args.n_boot, level=args.level, test=args.test,
-                          n_sim=args.n_sim, seed=seed)
-        groups = _grouped_answers(reading, args, seed) if args.by is not None else None
-    if args.json:
-        out = dict(file=args.file, **overall.json(), seed=seed, metric=args.metric, dropped=table.dropped,
-                   warnings=notes)
-        if groups is not None:
-            out.update(by=args.by, ordered=bool(groups.ordered), groups=_groups_json(groups))
-        print(json.dumps(out))
+    answers = _answers(reading, args, seed)
+    table_notes = list(table.warnings)
+    several = len(answers) > 1
+    if getattr(args, "json", False):
+        if several:  # a list: per --pred column the object that column alone gives, with "pred" first
+            print(json.dumps([dict(pred=a.model.column, **_record(a, args, seed, table_notes))
+                              for a in _model_order(answers, args)]))
+        else:
+            print(json.dumps(_record(answers[0], args, seed, table_notes)))
+        return EXIT_OK
+    notes = table_notes + [f"{a.model.column}: {n}" if several else n for a in answers for n in a.notes]
+    if getattr(args, "csv", False):
+        print_warnings(notes + (_skip_notes(answers, table) if args.by is not None else []))
+        _write_csv(answers, args, seed)
         return EXIT_OK
     print_warnings(notes)
-    print(overall.line(args, table.dropped, sys.stdout))
-    if groups is not None:
-        print(f"by {args.by}: {len(groups):,} group{'s' if len(groups) != 1 else ''}, worst first")
-        print(_groups_table(groups, args, sys.stdout))
+    if several:
+        print("\n".join(_models_text(answers, args, table, sys.stdout)))
+        return EXIT_OK
+    a = answers[0]
+    print(a.overall.line(args, a.model.dropped, sys.stdout))
+    if a.groups is not None:
+        print(_groups_line(args, len(a.groups)))
+        print(_groups_table(a.groups, args, sys.stdout, _group_order(a.groups, args)))
     return EXIT_OK
 
 
@@ -517,17 +781,99 @@ def save_figure(fig, out: str, dpi: int) -> None:
         raise
 
 
-def _default_title(args, n: int) -> str:
-    title = f"{os.path.basename(args.file) if args.file != '-' else '<stdin>'}: {args.pred}"
+def _mathtext_safe(text: str) -> str:
+    return text.replace("$", r"\$")  # a file or column name is not mathtext
+
+
+def _default_title(args, models: List[Model]) -> str:
+    columns = ", ".join(m.column for m in models)
+    if len(models) > 1 and len(columns) > 60:
+        columns = f"{len(models)} models"
+    title = f"{os.path.basename(args.file) if args.file != '-' else '<stdin>'}: {columns}"
     if args.by is not None:
         title += f" by {args.by}"
-    return (title + f", n = {n:,}").replace("$", r"\$")  # a file name is not mathtext
+    sizes = {m.sketch.n for m in models}
+    if len(sizes) == 1:  # models scored on different rows (--dropna) have no one n
+        title += f", n = {sizes.pop():,}"
+    return _mathtext_safe(title)
+
+
+#: Models one figure overlays at most: one colour each from matplotlib's default cycle.
+MAX_OVERLAID = 10
+
+
+def _check_plot_models(args) -> int:
+    """The number of --pred columns; several are drawn overlaid in one diagram, which the options that
+    add a panel or a band per model (--binned, --consistency) or draw groups (--by) do not go with."""
+    k = len(pred_columns(args))
+    if k == 1:
+        return k
+    for option, given in (("--by", args.by is not None), ("--binned", args.binned),
+                          ("--consistency", args.consistency)):
+        if given:
+            raise usage_error(f"{option} draws one model; with {k} --pred columns plot overlays their smoothed "
+                              f"diagrams in one figure: drop {option}, or plot one --pred column at a time")
+    if k > MAX_OVERLAID:
+        raise usage_error(f"plot overlays at most {MAX_OVERLAID} --pred columns (one colour each), got {k}; "
+                          f"score compares any number")
+    return k
+
+
+def _diagram_line(args, diagram, test, dropped: int) -> str:
+    """smECE (interval), n, (total weight), (rows skipped), (calibration test) of a drawn diagram."""
+    low = diagram.smece_low if args.n_boot else None
+    text = _with_interval(_metric_name(args), diagram.smece, low, diagram.smece_high, diagram.level, sys.stdout)
+    text += f", n = {diagram.n:,}"
+    if args.weight is not None:
+        text += f", total weight = {diagram.total_weight:.6g}"
+    if dropped:
+        text += f" ({_rows(dropped)} with missing values skipped)"
+    if test is not None:
+        text += f", calibration test {format_p(test.p_value, test.n_sim)} ({test.n_sim} simulations)"
+    return text
+
+
+def _legend_label(column: str) -> str:
+    """A column name as a legend label: not mathtext, and shown even when it starts with "_" (which
+    matplotlib's legend would leave out)."""
+    return _mathtext_safe(" " + column if column.startswith("_") else column)
+
+
+def _plot_models(args, table: Table, reading: Reading, seed, notes: List[str], title: str) -> int:
+    """Several models' smoothed diagrams (curve, band, annotation) overlaid, one colour each."""
+    fig = new_figure((6.2, 6.2), args.output, args.dpi)
+    ax = fig.subplots()
+    lines = []
+    for k, model in enumerate(reading.models):
+        own: List[str] = []
+        with collected_warnings(own), Status(f"{model.column}: computing the diagram ({args.n_boot} bootstrap "
+                                             f"replicates)"):
+            diagram = model.sketch.reliability_diagram(n_boot=args.n_boot, seed=seed, n_sim=args.n_sim,
+                                                       level=args.level)
+            test = model.sketch.calibration_test(n_sim=args.n_sim, seed=seed) if args.test else None
+        notes += [f"{model.column}: {note}" for note in own]
+        diagram.plot(ax=ax, color=f"C{k}", label=_legend_label(model.column))
+        lines.append(f"{model.column}: {_diagram_line(args, diagram, test, model.dropped)}")
+    ax.legend(loc="lower right", fontsize="small", framealpha=0.85)
+    ax.set_title("Smoothed reliability diagrams" + (f" ({args.metric} metric)" if args.metric != "l1" else ""),
+                 fontsize="medium")
+    if title:
+        fig.suptitle(title)
+    save_figure(fig, args.output, args.dpi)
+    print_warnings(notes)
+    print("\n".join(lines))
+    if any(table.skipped.values()):
+        print("skipped: rows with a missing value (--dropna), each model its own: the models are drawn from "
+              "different rows")
+    print(f"{args.file} -> {args.output}")
+    return EXIT_OK
 
 
 def cmd_plot(args) -> int:
     from ..plotting import plot_binned_diagram
 
     check_output(args.output)
+    several = _check_plot_models(args) > 1
     if args.by is not None and (args.binned or args.consistency):
         raise usage_error("--binned and --consistency draw the diagram of all rows; they do not go with --by")
     table = open_args_table(args)
@@ -535,7 +881,9 @@ def cmd_plot(args) -> int:
                          grouped=args.by is not None, collect=args.binned)
     seed = _seed(args, args.n_boot > 0 or args.test or args.consistency)
     notes = list(table.warnings)
-    title = args.title if args.title is not None else _default_title(args, reading.sketch.n)
+    title = args.title if args.title is not None else _default_title(args, reading.models)
+    if several:
+        return _plot_models(args, table, reading, seed, notes, title)
     if args.by is not None:
         with collected_warnings(notes):
             overall = Overall(reading.sketch, ci=False, n_boot=0, level=args.level, test=False, n_sim=0, seed=seed)
@@ -550,7 +898,7 @@ def cmd_plot(args) -> int:
             fig.suptitle(title)
         save_figure(fig, args.output, args.dpi)
         print_warnings(notes)
-        worst = _worst_first(result)[0]
+        worst = result.order("smece")[0]
         print(f"{overall.line(args, table.dropped, sys.stdout)}; {len(result):,} groups by {args.by}, worst "
               f"{_key_text(result.keys[worst])} (smECE {result.smece[worst]:.{_decimals(result.smece[worst])}f}) "
               f"-> {args.output}")
@@ -571,17 +919,7 @@ def cmd_plot(args) -> int:
         fig.suptitle(title)
     save_figure(fig, args.output, args.dpi)
     print_warnings(notes)
-    name = "smECE" if args.metric == "l1" else f"smECE[{args.metric}]"
-    low = diagram.smece_low if args.n_boot else None
-    text = _with_interval(name, diagram.smece, low, diagram.smece_high, diagram.level, sys.stdout)
-    text += f", n = {diagram.n:,}"
-    if args.weight is not None:
-        text += f", total weight = {diagram.total_weight:.6g}"
-    if table.dropped:
-        text += f" ({_rows(table.dropped)} with missing values skipped)"
-    if test is not None:
-        text += f", calibration test p = {test.p_value:.3g} ({test.n_sim} simulations)"
-    print(f"{text}, {args.file} -> {args.output}")
+    print(f"{_diagram_line(args, diagram, test, table.dropped)}, {args.file} -> {args.output}")
     return EXIT_OK
 
 
@@ -643,7 +981,7 @@ def cmd_demo(args) -> int:
                          sys.stdout) + f", n = {f.size:,}")
     print("smECE at a fixed bandwidth: " + ", ".join(f"{v:.4f} at sigma = {s:g}" for s, v in by_sigma.items())
           + " (the SmoothECE is the sigma where the two meet)")
-    print(f"calibration test: p = {test.p_value:.3g} ({test.n_sim} simulations under perfect calibration; "
-          f"null median smECE {test.null_quantiles[0.5]:.3g}): {verdict}")
+    print(f"calibration test: {format_p(test.p_value, test.n_sim)} ({test.n_sim} simulations under perfect "
+          f"calibration; null median smECE {test.null_quantiles[0.5]:.3g}): {verdict}")
     print(f"wrote {args.output}")
     return EXIT_OK

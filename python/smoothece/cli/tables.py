@@ -41,6 +41,20 @@ DEFAULT_CHUNKSIZE = 200_000
 ROLES = ("f", "y", "weights", "groups")
 OPTIONS = {"f": "--pred", "y": "--label", "weights": "--weight", "groups": "--by"}
 
+
+def pred_role(k: int) -> str:
+    """The role of the k-th ``--pred`` column (from 0): "f", then "f2", "f3", ... (the library calls each "f")."""
+    return "f" if k == 0 else f"f{k + 1}"
+
+
+def base_role(role: str) -> str:
+    """The library's name of a role: "f" for every prediction column."""
+    return "f" if role.startswith("f") else role
+
+
+def option_of(role: str) -> str:
+    return OPTIONS[base_role(role)]
+
 STDIN = "-"
 _CSV_SUFFIXES = {".csv": "csv", ".tsv": "tsv", ".txt": "csv"}
 _PARQUET_SUFFIXES = (".parquet", ".pq")
@@ -65,25 +79,42 @@ class Chunk:
     """One batch of rows: 1-D arrays ``f``, ``y``, ``w`` and ``groups`` (None
     when not asked for), ``missing`` (role -> boolean mask of the rows whose
     value is missing in that column; empty unless some are and ``--dropna`` is
-    off), and the record (row of the file, counted from 0) of row ``i``."""
+    off), and the record (row of the file, counted from 0) of row ``i``.
 
-    __slots__ = ("f", "y", "w", "groups", "missing", "start", "kept")
+    With several ``--pred`` columns, ``cols`` has each one by its role ("f",
+    "f2", ...), and ``skip`` (with ``--dropna``) the rows each prediction
+    column misses: those are left out of that model only (:meth:`rows_of`)."""
+
+    __slots__ = ("f", "y", "w", "groups", "missing", "start", "kept", "cols", "skip")
 
     def __init__(self, cols: Dict[str, np.ndarray], missing: Dict[str, np.ndarray], start: int,
-                 kept: Optional[np.ndarray]):
+                 kept: Optional[np.ndarray], skip: Optional[Dict[str, np.ndarray]] = None):
+        self.cols = cols
         self.f, self.y = cols["f"], cols["y"]
         self.w, self.groups = cols.get("weights"), cols.get("groups")
         self.missing = missing
+        self.skip = skip or {}
         self.start, self.kept = start, kept
 
     def __len__(self) -> int:
         return self.f.shape[0]
 
     def column(self, role: str) -> np.ndarray:
-        return {"f": self.f, "y": self.y, "weights": self.w, "groups": self.groups}[role]
+        return self.cols.get(role)
 
     def record(self, i: int) -> int:
         return self.start + (i if self.kept is None else int(self.kept[i]))
+
+    def rows_of(self, role: str):
+        """(f, y, w, groups, index) of the model whose predictions have ``role``:
+        its rows (``index`` maps them to this chunk's rows; None when all are its)."""
+        f = self.cols[role]
+        mask = self.skip.get(role)
+        if mask is None:
+            return f, self.y, self.w, self.groups, None
+        index = np.flatnonzero(~mask)
+        take = lambda a: None if a is None else a[index]  # noqa: E731
+        return f[index], self.y[index], take(self.w), take(self.groups), index
 
 
 def detect_format(source: str, fmt: Optional[str]) -> str:
@@ -136,9 +167,21 @@ class Table:
         self.chunksize = chunksize
         self.dropna = dropna
         self.show_progress = progress
-        self.dropped = 0  # rows skipped for missing values (with dropna)
+        self.dropped = 0  # rows skipped for missing values (with dropna) in a column every model uses
+        # With several prediction columns: rows each one misses (with dropna), skipped for that model only.
+        self.skipped: Dict[str, int] = {role: 0 for role in self.columns if len(self.pred_roles) > 1
+                                        and role in self.pred_roles}
         self.rows = 0  # records read so far (kept or dropped)
         self.warnings: List[str] = []  # what the reader noticed but did not refuse
+
+    @property
+    def pred_roles(self) -> List[str]:
+        """The roles of the prediction columns, in the order given."""
+        return [role for role in self.columns if base_role(role) == "f"]
+
+    def dropped_for(self, role: str) -> int:
+        """Rows with missing values skipped for the model whose predictions have ``role``."""
+        return self.dropped + self.skipped.get(role, 0)
 
     def chunks(self) -> Iterator[Chunk]:  # pragma: no cover - each reader has its own
         raise NotImplementedError
@@ -153,7 +196,7 @@ class Table:
             hits = [i for i, n in enumerate(names) if n == col]
             if len(hits) > 1:
                 fields = " and ".join(str(i + 1) for i in hits[:3]) + (" and more" if len(hits) > 3 else "")
-                raise usage_error(f"{self.name}: column {col!r} (given as {OPTIONS[role]}) appears {len(hits)} "
+                raise usage_error(f"{self.name}: column {col!r} (given as {option_of(role)}) appears {len(hits)} "
                                   f"times in the header (fields {fields}); rename the copies")
             if hits:
                 out[role] = hits[0]
@@ -161,23 +204,34 @@ class Table:
             shown = ", ".join(repr(n) for n in names[:40]) + (f", ... ({len(names)} in all)" if len(names) > 40 else "")
             close = difflib.get_close_matches(col, names, n=1)
             hint = f"; did you mean {close[0]!r}?" if close else ""
-            raise usage_error(f"{self.name} has no column {col!r} (given as {OPTIONS[role]}); its columns are "
+            raise usage_error(f"{self.name} has no column {col!r} (given as {option_of(role)}); its columns are "
                               f"{shown}{hint}")
         return out
 
     def _chunk(self, cols: Dict[str, np.ndarray], nulls: Dict[str, np.ndarray], start: int) -> Optional[Chunk]:
         """The chunk of a batch: rows with missing values dropped (dropna) or
-        flagged for the caller to report."""
-        kept = None
+        flagged for the caller to report. With several prediction columns, a
+        row that misses only predictions is kept, and skipped by the models
+        that miss it (``Chunk.skip``)."""
+        kept, skip = None, {}
         if nulls and self.dropna:
-            missing = np.logical_or.reduce(list(nulls.values()))
-            self.dropped += int(np.count_nonzero(missing))
-            kept = np.flatnonzero(~missing)
-            cols = {role: a[kept] for role, a in cols.items()}
+            per_model = self.skipped  # empty with one prediction column: its rows are dropped like any
+            shared = [mask for role, mask in nulls.items() if role not in per_model]
+            if shared:
+                missing = np.logical_or.reduce(shared)
+                self.dropped += int(np.count_nonzero(missing))
+                kept = np.flatnonzero(~missing)
+                cols = {role: a[kept] for role, a in cols.items()}
+            for role, mask in nulls.items():
+                if role in per_model:
+                    mask = mask if kept is None else mask[kept]
+                    if mask.any():
+                        skip[role] = mask
+                        self.skipped[role] += int(np.count_nonzero(mask))
             nulls = {}
         if cols["f"].shape[0] == 0:
             return None
-        return Chunk(cols, nulls, start, kept)
+        return Chunk(cols, nulls, start, kept, skip)
 
     # -- converting columns (shared: Parquet string columns are read like CSV fields) --------------
     def _bad_field(self, arr, parse, record0: int, role: str, what: str) -> CLIError:
@@ -201,11 +255,11 @@ class Table:
     def _convert(self, role: str, arr, record0: int):
         """A column of text converted for its role (an Arrow array; refused fields named)."""
         pa = self.pa
-        parse = {"f": _numbers, "y": _labels, "weights": _numbers, "groups": self._keys}[role]
+        parse = {"f": _numbers, "y": _labels, "weights": _numbers, "groups": self._keys}[base_role(role)]
         try:
             out = parse(arr)
         except pa.ArrowException:
-            what = {"f": "a number", "weights": "a number", "y": "a label (0 or 1, true or false)"}.get(role)
+            what = {"f": "a number", "weights": "a number", "y": "a label (0 or 1, true or false)"}.get(base_role(role))
             if what is None:
                 what = _KEY_KINDS.get(str(self._key_type), "UTF-8 text")
             raise self._bad_field(arr, parse, record0, role, what) from None
@@ -556,8 +610,9 @@ class CSVTable(Table):
                     # (and a quote left open swallows the lines after it).
                     self.warnings.append(
                         f"{self.name}: {extra:,} line break{'s are' if extra > 1 else ' is'} inside quoted fields, "
-                        f"so its {stream.lines + self.header_line:,} lines hold {self.rows:,} row{'s' if self.rows != 1 else ''} (a quote left "
-                        f"open swallows the lines after it); line numbers given count a row as one line")
+                        f"so its {stream.lines + self.header_line:,} lines hold {self.rows:,} "
+                        f"row{'s' if self.rows != 1 else ''} (a quote left open swallows the lines after it); line "
+                        f"numbers given count a row as one line")
             except pa.ArrowInvalid as err:
                 raise self._parse_error(err) from None
             except (*_READ_ERRORS, pa.ArrowException) as err:
@@ -593,7 +648,7 @@ class ParquetTable(Table):
             ok = text or pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_boolean(t) \
                 or pa.types.is_decimal(t) or pa.types.is_null(t)
         if not ok:
-            raise CLIError(f"{self.name}: column {self.columns[role]!r} (given as {OPTIONS[role]}) has type {t}, "
+            raise CLIError(f"{self.name}: column {self.columns[role]!r} (given as {option_of(role)}) has type {t}, "
                            f"not " + ("group keys" if role == "groups" else "numbers"))
 
     def _column(self, role: str, arr, start: int):
