@@ -3,19 +3,19 @@
 
 Usage::
 
-    python bench/run.py --catalogue                      # every case: writes bench/catalogue.{json,md}
-    python bench/catalogue.py                            # the same
+    python bench/catalogue.py                            # every case: writes bench/results/catalogue.{md,json}
+    python bench/catalogue.py --quick                    # smoke run: three small cases, writes bench/_scratch/
     python bench/catalogue.py --cases base_rate discrete # only cases whose name contains one of these words
     python bench/catalogue.py --max-n 1e6 --timeout 60   # smaller and quicker
-    python bench/catalogue.py --report-only              # rewrite catalogue.md from catalogue.json
+    python bench/catalogue.py --report-only              # rewrite catalogue.md from catalogue.json (in --out)
 
-`bench/run.py` measures one friendly data set. Here every case is a kind of
+`bench/speed.py` measures one friendly data set. Here every case is a kind of
 input on which an implementation of the SmoothECE can be slow or wrong:
 predictions that all sit on one value (a base-rate model), on a few values
 (discrete forecasts), piled at 0 and 1, calibrated data (σ* at its noise
 floor), a residual that changes sign, weights (many of them zero). For each
 case, in one fresh process, `smoothece.smece` is timed next to `smece` on the
-benchmark's typical data of the same n (`make_data` of run.py), and the
+benchmark's typical data of the same n (`make_data` of speed.py), and the
 ratio of the two is reported. For calibrated data at n = 1e6 and 1e7 the
 resampling functions are timed too, each in a fresh process of its own next
 to `smece` on the same data, and reported as multiples of it. Every call has
@@ -32,7 +32,6 @@ import datetime
 import json
 import math
 import os
-import shlex
 import subprocess
 import sys
 import tempfile
@@ -41,10 +40,11 @@ import warnings
 import zlib
 from fractions import Fraction
 
-import run  # bench/run.py: data, timing policy, machine info, formatting
+import _record
+import speed  # bench/speed.py: data, timing policy, formatting
 
-HERE = run.HERE
-TESTS = os.path.join(run.REPO, "tests")
+HERE = speed.HERE
+TESTS = os.path.join(speed.REPO, "tests")
 
 TIMEOUT_S = 300.0  # per call
 EXACT_TIMEOUT_S = 600.0  # for tests/exact.py on one case
@@ -53,7 +53,7 @@ EXACT_MAX_N = 10**5  # tests/exact.py took 13–22 s at n = 1e5, 1–10 min at 1
 # case and checked against a fingerprint of the data, so that the slow ones are computed once.
 EXACT_CACHE = os.path.join(HERE, "catalogue_exact.json")
 MAX_ATOMS = 1000  # data with at most this many distinct predictions get the closed form
-N_BOOT = run.N_BOOT
+N_BOOT = speed.N_BOOT
 N_SIM = 1000
 RESAMPLING = ["reliability_diagram", "bootstrap_smece", "calibration_test"]
 
@@ -89,13 +89,13 @@ FAMILIES = {
 
 def _rows(family, n, draw):
     """Arrays of n rows drawn chunk by chunk by ``draw(rng, m)`` (a tuple of arrays of length m) from
-    SeedSequence([run.SEED, crc32(family), n]): the same data in every run, small temporaries at 1e7."""
+    SeedSequence([speed.SEED, crc32(family), n]): the same data in every run, small temporaries at 1e7."""
     import numpy as np
 
-    rng = np.random.default_rng(np.random.SeedSequence([run.SEED, zlib.crc32(family.encode()), n]))
+    rng = np.random.default_rng(np.random.SeedSequence([speed.SEED, zlib.crc32(family.encode()), n]))
     out = None
-    for lo in range(0, n, run.CHUNK):
-        part = draw(rng, min(n, lo + run.CHUNK) - lo)
+    for lo in range(0, n, speed.CHUNK):
+        part = draw(rng, min(n, lo + speed.CHUNK) - lo)
         if out is None:
             out = [np.empty(n, p.dtype) for p in part]
         for o, p in zip(out, part):
@@ -240,7 +240,7 @@ def worker(spec, events_path):
 
     f, y, w = make_case(spec["family"], spec["n"])
     n = f.size
-    ft, yt = run.make_data(n, run.MAIN_VARIANT) if spec["tasks"] else (None, None)
+    ft, yt = speed.make_data(n, speed.MAIN_VARIANT) if spec["tasks"] else (None, None)
     gen_s = time.perf_counter() - t0
 
     calls = {
@@ -267,7 +267,7 @@ def worker(spec, events_path):
             emit(ev="end", task=name, s=seconds)
 
     if spec["tasks"]:
-        state, rounds, _ = run.time_tasks(calls, spec["tasks"], spec["repeat"], value_of, on_call)
+        state, rounds, _ = speed.time_tasks(calls, spec["tasks"], spec["repeat"], value_of, on_call)
         emit(ev="timings", n=n, data_gen_s=gen_s, rounds=rounds, loadavg_after=os.getloadavg(),
              smoothece_file=smoothece.__file__, smoothece_version=getattr(smoothece, "__version__", None),
              tasks={k: {"status": "ok", "best_s": min(v["times"]), "median_s": float(np.median(v["times"])),
@@ -289,11 +289,13 @@ def worker(spec, events_path):
                                     f"in {c['exact_s']:.0f} s)")
         elif closed is None and n > spec["exact_max_n"]:
             rec["exact_py_note"] = (f"not affordable: n = {n:.0e} > {spec['exact_max_n']:.0e} (tests/exact.py "
-                                    "costs O(n/σ*) per σ evaluation: 13–22 s at n = 1e5, 1–10 min at 1e6, hours at 1e7)")
+                                    "costs O(n/σ*) per σ evaluation: 13–22 s at n = 1e5, 1–10 min at 1e6, "
+                                    "hours at 1e7)")
         else:
             emit(ev="start", task="exact", t=time.time())
             rec["exact_py"] = exact_py(f, y, w)
-            rec["exact_py_note"] = "tests/exact.py" + (" (cross-check of the closed form)" if closed is not None else "")
+            rec["exact_py_note"] = "tests/exact.py" + (" (cross-check of the closed form)"
+                                                       if closed is not None else "")
             if closed is None:
                 rec["fingerprint"] = fingerprint(f, y, w)  # the parent adds it to the cache
         rec["exact_s"] = time.perf_counter() - t
@@ -312,7 +314,7 @@ def run_worker(spec, timeouts):
         cmd = [sys.executable, os.path.abspath(__file__), "--worker", json.dumps(spec), "--worker-out", path]
         env = dict(os.environ, OMP_NUM_THREADS=os.environ.get("OMP_NUM_THREADS", "1"))
         with open(os.path.join(tmp, "log"), "w") as errlog:
-            proc = subprocess.Popen(cmd, stdout=errlog, stderr=subprocess.STDOUT, env=env, cwd=run.REPO)
+            proc = subprocess.Popen(cmd, stdout=errlog, stderr=subprocess.STDOUT, env=env, cwd=speed.REPO)
             events, current, timed_out, pending = [], None, None, ""
             with open(path) as fh:
                 while True:
@@ -355,7 +357,7 @@ def save_exact(key, proc):
     return cache
 
 
-def measure_case(family, n, resample, cfg, cache):
+def measure_case(family, n, resample, cfg, cache, save=True):
     """All measurements of one case, each in a fresh process: the exact value (no smoothece call), smece
     with smece on the typical data, and each resampling function with smece again (for the ratio)."""
     rec = {"family": family, "n": n, "n_rows": None, "what": FAMILIES[family][0], "resampling": {}}
@@ -371,7 +373,7 @@ def measure_case(family, n, resample, cfg, cache):
         for ev in events:
             if ev["ev"] in ("timings", "exact"):
                 proc.update({k: v for k, v in ev.items() if k != "ev"})
-        if proc.get("fingerprint"):
+        if proc.get("fingerprint") and save:
             cache.update(save_exact(f"{family}/{n}", proc))
         if timed_out == "exact":
             proc.update(exact_py=None, exact_py_note=f"tests/exact.py timed out (> {cfg['exact_timeout_s']:.0f} s)")
@@ -437,9 +439,9 @@ def summarize(rec):
 def fmt_t(t, timeout_s):
     """Table cell of a timing: '1.2 s (3.4×)', '> 300 s (> 9×)', 'error' or '–'."""
     if t["status"] in ("ok", "partial"):
-        return run.fmt_s(t["s"]) + (f" ({run.fmt_x(t['x'])})" if t["x"] is not None else "")
+        return speed.fmt_s(t["s"]) + (f" ({speed.fmt_x(t['x'])})" if t["x"] is not None else "")
     if t["status"] == "timeout":
-        return f"> {timeout_s:.0f} s" + (f" (> {run.fmt_x(t['x'])})" if t["x"] is not None else "")
+        return f"> {timeout_s:.0f} s" + (f" (> {speed.fmt_x(t['x'])})" if t["x"] is not None else "")
     return t["status"] if t["status"] == "error" else "–"
 
 
@@ -447,23 +449,19 @@ def fmt_v(v):
     return "–" if v is None else f"{v:.7g}"
 
 
-def write_markdown(results, path):
-    m, cfg = results["machine"], results["config"]
-    L = [f"# smoothece on hard inputs (catalogue){': ' + cfg['label'] if cfg.get('label') else ''}\n"]
-    L.append(f"Generated by `{cfg['command']}` on {m['date']}.\n")
-    L.append(f"- Machine: {m['cpu_model']}, {m['usable_cpus']} usable of {m['logical_cpus']} logical CPUs, "
-             f"{(m['memory_bytes'] or 0) / 2**30:.0f} GiB; {m['platform']}")
-    L.append(f"- Versions: Python {m['python']}, numpy {m['numpy']}, smoothece {m['smoothece']} imported from "
-             f"`{results.get('smoothece_file')}`; bench scripts at git {m['git_commit']}"
-             + (f"; measured code: {cfg['label']}" if cfg.get("label") else ""))
-    L.append(f"- Load average at start {', '.join(f'{x:.2f}' for x in m['loadavg_start'])}, at end "
-             f"{', '.join(f'{x:.2f}' for x in m.get('loadavg_end', []))} (the machine is shared: ratios are "
-             f"measured within one process, absolute times are noisy); total wall time "
-             f"{cfg.get('total_wall_s', 0):.0f} s.")
-    L.append(f"- Timing: run.py's policy (warm-up call, then best of round-robin repeats; a call ≥ "
-             f"{run.fmt_s(cfg['repeat']['slow_s'])} is measured once). Timeout {cfg['timeout_s']:.0f} s per call: "
+def title(cfg):
+    return f"smoothece on hard inputs (catalogue){': ' + cfg['label'] if cfg.get('label') else ''}"
+
+
+def markdown_body(results):
+    """The body of catalogue.md (the header comes from bench/_record.py)."""
+    cfg = results["config"]
+    L = [f"- smoothece imported from `{results.get('smoothece_file')}`. The machine may be shared: ratios are "
+         "measured within one process, absolute times are noisy."]
+    L.append(f"- Timing: bench/speed.py's policy (warm-up call, then best of round-robin repeats; a call ≥ "
+             f"{speed.fmt_s(cfg['repeat']['slow_s'])} is measured once). Timeout {cfg['timeout_s']:.0f} s per call: "
              "the process is killed and the call reported as \"> timeout\", not retried.")
-    L.append(f"- `ratio` = `smece(case)` / `smece(typical data of the same n)` (run.py's `make_data`: "
+    L.append(f"- `ratio` = `smece(case)` / `smece(typical data of the same n)` (bench/speed.py's `make_data`: "
              "f ~ Beta(2,2), y ~ Bernoulli(f^1.2)), both in the same process. Resampling columns: "
              f"`reliability_diagram(f, y, n_boot={N_BOOT}, seed=0)`, `bootstrap_smece(f, y, n_boot={N_BOOT}, "
              f"seed=0)`, `calibration_test(f, y, n_sim={N_SIM}, seed=0)`, each in a fresh process with `smece` "
@@ -481,7 +479,7 @@ def write_markdown(results, path):
 
     def worst(ts):
         done = [t["x"] for t in ts if t["status"] == "ok" and t["x"] is not None]
-        return run.fmt_x(max(done)) if done else "–"
+        return speed.fmt_x(max(done)) if done else "–"
 
     def n_status(ts, status):
         k = sum(t["status"] == status for t in ts)
@@ -511,12 +509,12 @@ def write_markdown(results, path):
     L.append("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r, s in rows:
         t = s["smece"]
-        ratio = {"ok": run.fmt_x(t["x"]), "timeout": "> " + run.fmt_x(t["x"])}.get(t["status"], "–")
+        ratio = {"ok": speed.fmt_x(t["x"]), "timeout": "> " + speed.fmt_x(t["x"])}.get(t["status"], "–")
         res = [fmt_t(s["resampling"][k], to) if k in s["resampling"] else "" for k in RESAMPLING]
         load = r["main"].get("loadavg_after")
         err = "–" if s["error"] is None else f"{abs(s['error']):.2g}"
         L.append(f"| {r['family']} | {r['n_rows'] or r['n']:,} | {fmt_v(s['value'])} | {fmt_v(s['exact'])} | {err} | "
-                 f"{fmt_t(dict(t, x=None), to)} | {run.fmt_s(s['typical_s'])} | {ratio} | " + " | ".join(res)
+                 f"{fmt_t(dict(t, x=None), to)} | {speed.fmt_s(s['typical_s'])} | {ratio} | " + " | ".join(res)
                  + f" | {'–' if not load else f'{load[0]:.2f}'} |")
     L.append("")
     L.append("## What the cases are, and where the exact value comes from\n")
@@ -529,24 +527,25 @@ def write_markdown(results, path):
             notes.append(f"exact.py − closed form = {e['exact_py'] - e['closed_form']:.2g}")
         L.append(f"| {r['family']} | {r['n_rows'] or r['n']:,} | {r['what']} | {'; '.join(notes) or '–'} |")
     L.append("")
-    with open(path, "w") as fh:
-        fh.write("\n".join(L))
+    return L
+
+
+QUICK_CASES = [("calibrated", 10**4, True), ("base_rate", 10**3, False), ("tiny", 10, False)]
 
 
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.RawTextHelpFormatter)
+    _record.add_options(p, "smoke run: calibrated n = 1e4 (with the resampling calls), base rate n = 1e3, tiny; "
+                           "fewest repeats; exact values only in closed form, the cache left alone")
     p.add_argument("--cases", nargs="+", help="only cases whose family name contains one of these words")
     p.add_argument("--max-n", type=float, help="skip synthetic cases larger than this")
     p.add_argument("--timeout", type=float, default=TIMEOUT_S, help="seconds per call (default 300)")
     p.add_argument("--exact-timeout", type=float, default=EXACT_TIMEOUT_S, help="seconds for tests/exact.py")
     p.add_argument("--exact-max-n", type=float, default=EXACT_MAX_N,
                    help="largest n given to tests/exact.py (default 1e5)")
-    p.add_argument("--quick", action="store_true", help="run.py's quick repeat policy (fewer repeats)")
     p.add_argument("--label", default="", help='what is measured, e.g. "before: commit 9cbe3e1"')
-    p.add_argument("--out", default=HERE, help="output folder (default bench/)")
-    p.add_argument("--name", default="catalogue", help="output file stem (default catalogue)")
-    p.add_argument("--report-only", action="store_true", help="rewrite the markdown from the JSON")
+    p.add_argument("--report-only", action="store_true", help="rewrite catalogue.md from catalogue.json (in --out)")
     p.add_argument("--worker", help=argparse.SUPPRESS)
     p.add_argument("--worker-out", help=argparse.SUPPRESS)
     a = p.parse_args(argv)
@@ -554,38 +553,37 @@ def main(argv=None):
         worker(json.loads(a.worker), a.worker_out)
         return 0
 
-    os.makedirs(a.out, exist_ok=True)
-    jpath, mpath = os.path.join(a.out, a.name + ".json"), os.path.join(a.out, a.name + ".md")
     if a.report_only:
-        with open(jpath) as fh:
-            write_markdown(json.load(fh), mpath)
+        out = os.path.abspath(a.out or (_record.SCRATCH if a.quick else _record.RESULTS))
+        saved = _record.read_json(os.path.join(out, "catalogue.json"))
+        _record.write_markdown(os.path.join(out, "catalogue.md"), title(saved["results"]["config"]),
+                               saved["header"], markdown_body(saved["results"]))
         return 0
 
-    cases = [(fam, n, n in resample) for fam, (_, sizes, resample) in FAMILIES.items() for n in sizes
+    rec = _record.Record(__file__, a, argv)
+    if a.quick:
+        cases = QUICK_CASES
+    else:
+        cases = [(fam, n, n in resample) for fam, (_, sizes, resample) in FAMILIES.items() for n in sizes]
+    cases = [(fam, n, res) for fam, n, res in cases
              if (not a.cases or any(w in fam for w in a.cases)) and (a.max_n is None or n is None or n <= a.max_n)]
-    cfg = {"command": "python bench/catalogue.py " + shlex.join(sys.argv[1:] if argv is None else argv),
-           "label": a.label, "timeout_s": a.timeout, "exact_timeout_s": a.exact_timeout,
-           "exact_max_n": int(a.exact_max_n), "repeat": run.QUICK_REPEAT if a.quick else run.REPEAT,
-           "n_boot": N_BOOT, "n_sim": N_SIM, "seed": run.SEED}
+    cfg = {"label": a.label, "timeout_s": a.timeout, "exact_timeout_s": a.exact_timeout,
+           "exact_max_n": int(min(a.exact_max_n, 10**3) if a.quick else a.exact_max_n),
+           "repeat": speed.QUICK_REPEAT if a.quick else speed.REPEAT,
+           "n_boot": N_BOOT, "n_sim": N_SIM, "seed": speed.SEED, "quick": a.quick}
     cache = load_exact()
-    results = {"machine": run.machine_info(), "config": cfg, "cases": []}
+    results = {"config": cfg, "cases": []}
     t0 = time.perf_counter()
     for fam, n, resample in cases:
-        rec = measure_case(fam, n, resample, cfg, cache)
-        results["cases"].append(rec)
-        results["smoothece_file"] = rec["main"].get("smoothece_file", results.get("smoothece_file"))
-        s = summarize(rec)
-        print(f"[{time.perf_counter() - t0:6.0f} s] {fam} n={rec['n_rows'] or n}: value {fmt_v(s['value'])}, "
+        rec_case = measure_case(fam, n, resample, cfg, cache, save=not a.quick)
+        results["cases"].append(rec_case)
+        results["smoothece_file"] = rec_case["main"].get("smoothece_file", results.get("smoothece_file"))
+        s = summarize(rec_case)
+        print(f"[{time.perf_counter() - t0:6.0f} s] {fam} n={rec_case['n_rows'] or n}: value {fmt_v(s['value'])}, "
               f"exact {fmt_v(s['exact'])}, smece (× typical) {fmt_t(s['smece'], a.timeout)}"
               + "".join(f", {k} {fmt_t(v, a.timeout)}" for k, v in s["resampling"].items()), flush=True)
-        with open(jpath, "w") as fh:
-            json.dump(results, fh, indent=1)
-    results["machine"]["loadavg_end"] = os.getloadavg()
-    cfg["total_wall_s"] = time.perf_counter() - t0
-    with open(jpath, "w") as fh:
-        json.dump(results, fh, indent=1)
-    write_markdown(results, mpath)
-    print(f"wrote {jpath} and {mpath}")
+        rec.save_json(results)
+    rec.write(title(cfg), markdown_body(results), results)
     return 0
 
 

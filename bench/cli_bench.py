@@ -3,9 +3,11 @@ same columns alone, and its peak memory (RSS) as the file grows.
 
 Usage::
 
-    python bench/cli_bench.py                          # 1e7 rows for speed; RSS at 1e7, 3e7, 1e8 rows
+    python bench/cli_bench.py                          # 1e7 rows for speed; RSS at 1e7, 3e7, 1e8 rows (3.6 GB of CSV)
     python bench/cli_bench.py --rows 1e6 --sizes 1e6   # a quick look
-    python bench/cli_bench.py --out bench/cli_results.json
+    python bench/cli_bench.py --quick                  # smoke run: 1e4 rows, one round
+
+Writes bench/results/cli_bench.{md,json} (``--out`` for another folder).
 
 Files are written to a temporary directory (or kept in ``--dir`` and reused;
 a 1e8-row file is 2.6 GB) with columns ``p`` (a prediction, 16-17 significant
@@ -27,13 +29,13 @@ from other processes hits all of them alike; the fastest of each is compared.
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import platform
 import subprocess
 import sys
 import tempfile
 import time
+
+import _record
 
 PYARROW_ALONE = (
     "import sys, pyarrow.csv as c\n"
@@ -102,8 +104,10 @@ def speed(path: str, repeat: int) -> dict:
     }
 
 
-def memory(paths: dict) -> dict:
-    variants = {"l1": [], "logit": ["--metric", "logit"], "logit --ci": ["--metric", "logit", "--ci", "--seed", "0"]}
+VARIANTS = {"l1": [], "logit": ["--metric", "logit"], "logit --ci": ["--metric", "logit", "--ci", "--seed", "0"]}
+
+
+def memory(paths: dict, variants: dict) -> dict:
     out = {}
     for rows, path in paths.items():
         for name, extra in variants.items():
@@ -114,18 +118,42 @@ def memory(paths: dict) -> dict:
     return out
 
 
-def main() -> None:
+def markdown_body(result: dict) -> list:
+    """The body of cli_bench.md (the header comes from bench/_record.py)."""
+    s = result["speed"]
+    rows = s.get("rows")
+    L = [__doc__.split("\n\n", 1)[0].replace("\n", " "), "",
+         f"## Speed{f' ({rows:,} rows)' if rows else ''}: fastest of the interleaved rounds", "",
+         "| run | best time | ratio | peak RSS |", "|---|---|---|---|",
+         f"| `pyarrow.csv.open_csv`, columns p, y, batches dropped | {s['best_seconds']['pyarrow']:.2f} s | 1 | "
+         f"{s['peak_rss_mb']['pyarrow']:.0f} MB |",
+         f"| `smoothece score` | {s['best_seconds']['score']:.2f} s | {s['score_over_pyarrow']:.2f}× pyarrow alone | "
+         f"{s['peak_rss_mb']['score']:.0f} MB |",
+         f"| `smoothece score --by g` ({GROUPS:,} groups) | {s['best_seconds']['score --by g']:.2f} s | "
+         f"{s['by_over_score']:.2f}× score | {s['peak_rss_mb']['score --by g']:.0f} MB |", "",
+         f"`score` printed: `{s.get('score_output', '')}`", "",
+         "## Peak RSS as the file grows", "", "| rows | run | peak RSS | time |", "|---|---|---|---|"]
+    for r in result["memory"].values():
+        L.append(f"| {r['rows']:,} | `score` {r['variant']} | {r['rss_mb']:.0f} MB | {r['seconds']:.1f} s |")
+    return L + [""]
+
+
+def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--rows", type=float, default=1e7, help="rows of the speed file (default 1e7)")
-    ap.add_argument("--sizes", default="1e7,3e7,1e8", help="rows of the memory files (default 1e7,3e7,1e8)")
-    ap.add_argument("--repeat", type=int, default=3, help="rounds of the speed runs (default 3)")
+    _record.add_options(ap, "smoke run: 1e4 rows, one round, memory of `--metric logit --ci` only")
+    ap.add_argument("--rows", type=float, help="rows of the speed file (default 1e7; 1e4 with --quick)")
+    ap.add_argument("--sizes", help="rows of the memory files (default 1e7,3e7,1e8; 1e4 with --quick)")
+    ap.add_argument("--repeat", type=int, help="rounds of the speed runs (default 3; 1 with --quick)")
     ap.add_argument("--dir", default=None, help="keep the files here and reuse them (default: a temporary directory)")
-    ap.add_argument("--out", default=None, help="write every number as JSON here")
     ap.add_argument("--write", nargs=2, metavar=("PATH", "ROWS"), help=argparse.SUPPRESS)
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     if args.write:
         write_csv(args.write[0], int(args.write[1]))
         return
+    for name, full, quick in (("rows", 1e7, 1e4), ("sizes", "1e7,3e7,1e8", "1e4"), ("repeat", 3, 1)):
+        if getattr(args, name) is None:
+            setattr(args, name, quick if args.quick else full)
+    rec = _record.Record(__file__, args, argv, packages=("numpy", "smoothece", "pyarrow"))
     sizes = [int(float(s)) for s in args.sizes.split(",") if s]
     with tempfile.TemporaryDirectory() as tmp:
         where = args.dir or tmp
@@ -140,20 +168,16 @@ def main() -> None:
                   f"{time.perf_counter() - start:.0f} s", flush=True)
         print(f"speed, {int(args.rows):,} rows, {args.repeat} rounds:")
         result = {"speed": speed(files[int(args.rows)], args.repeat)}
+        result["speed"]["rows"] = int(args.rows)
         print("memory:")
-        result["memory"] = memory({rows: files[rows] for rows in sizes})
-    result["machine"] = {"cpus": os.cpu_count(), "load_average": os.getloadavg(), "python": platform.python_version(),
-                         "platform": platform.platform()}
+        variants = {"logit --ci": VARIANTS["logit --ci"]} if args.quick else VARIANTS
+        result["memory"] = memory({rows: files[rows] for rows in sizes}, variants)
     s = result["speed"]
     print(f"\nscore: {s['best_seconds']['score']:.2f} s = {s['score_over_pyarrow']:.2f}x pyarrow alone "
-          f"({s['best_seconds']['pyarrow']:.2f} s); --by g ({GROUPS:,} groups): {s['best_seconds']['score --by g']:.2f} s "
-          f"= {s['by_over_score']:.2f}x score, peak RSS {s['peak_rss_mb']['score --by g']:.0f} MB; "
-          f"load average {result['machine']['load_average'][0]:.1f} on {result['machine']['cpus']} CPUs")
-    for r in result["memory"].values():
-        print(f"{r['rows']:>12,} rows  {r['variant']:<11} peak RSS {r['rss_mb']:6.0f} MB  {r['seconds']:6.1f} s")
-    if args.out:
-        with open(args.out, "w") as fh:
-            json.dump(result, fh, indent=1)
+          f"({s['best_seconds']['pyarrow']:.2f} s); --by g ({GROUPS:,} groups): "
+          f"{s['best_seconds']['score --by g']:.2f} s = {s['by_over_score']:.2f}x score, "
+          f"peak RSS {s['peak_rss_mb']['score --by g']:.0f} MB")
+    rec.write("The command line on large CSV files", markdown_body(result), result)
 
 
 if __name__ == "__main__":

@@ -28,22 +28,25 @@ estimator, not an interval for the true function: the SmoothECE of n rows is
 biased upward by noise and σ* itself depends on n, so coverage of the
 population value need not be 95%. Target here: ≥ 92%.
 
-With --intervals, the same replicates also give the coverage of other
-intervals than the percentile one that bootstrap_smece returns: the basic
+Reference rows: for each weighting other than `none`, the same models
+unweighted at the weights' effective sample size (Σw)²/Σw² (n/e for
+lognormal(0, 1), n/(4e) for 75% zero: 736 and 184 rows at n = 2000), to tell
+an effect of the weights from one of the smaller effective sample.
+
+The same replicates also give the coverage of other intervals than the
+percentile one that bootstrap_smece returns: the basic
 (reflected) interval [2θ̂ − q(97.5%), 2θ̂ − q(2.5%)], the bias-corrected
 percentile interval (BC: percentiles Φ(2z₀ ± 1.96), z₀ = Φ⁻¹(share of
 replicates below θ̂)), and the percentile interval recentred on θ̂ (shifted
 by θ̂ − mean of the replicates).
 
-Usage: python bench/coverage.py [--models power1.5 crossing] [--weights none lognormal zero75]
-       [--sets 300] [--n 2000] [--boot 1000] [--intervals] [--label TEXT] [--out bench/coverage.md]
+Usage: python bench/coverage.py [--quick] [--models power1.5 crossing] [--weights none lognormal zero75]
+       [--sets 300] [--n 2000] [--boot 1000] [--no-reference] [--label TEXT] [--out DIR]
 """
 
 import argparse
-import os
-import shlex
 import json
-import sys
+import math
 import time
 import zlib
 
@@ -51,6 +54,7 @@ from statistics import NormalDist
 
 import numpy as np
 
+import _record
 import smoothece
 from population import MODELS, population_smece
 
@@ -88,12 +92,9 @@ def wilson(k, m, z=1.96):
     return max(0.0, c - h), min(1.0, c + h)
 
 
-def run_record(rows, start):
-    """What a study's results file records beside its rows: time, version, machine, load, date."""
-    return {"rows": rows, "seconds": time.perf_counter() - start, "smoothece": getattr(smoothece, "__version__", "?"),
-            "smoothece_file": smoothece.__file__, "cpus": len(os.sched_getaffinity(0)),
-            "loadavg": ", ".join(f"{x:.2f}" for x in os.getloadavg()),
-            "date": time.strftime("%Y-%m-%d %H:%M %Z")}
+def effective_n(kind, n):
+    """(Σw)²/Σw² of a weighting in expectation: n/e for lognormal(0, 1), n/(4e) with 75% of them zero."""
+    return {"none": n, "lognormal": round(n / math.e), "zero75": round(n / (4 * math.e))}[kind]
 
 
 def other_intervals(value, replicates, level=0.95):
@@ -108,79 +109,102 @@ def other_intervals(value, replicates, level=0.95):
     return {"basic": (2 * value - high, 2 * value - low), "bc": tuple(bc), "recentred": (low - shift, high - shift)}
 
 
-def study(model, kind, population, args):
+def study(model, kind, population, args, n=None, role="main"):
     start = time.perf_counter()
+    n = n or args.n
     rows, others = [], {"basic": 0, "bc": 0, "recentred": 0}
     for s in range(args.sets):
-        f, y = draw(model, args.n, s)
-        b = smoothece.bootstrap_smece(f, y, weights=weights(kind, args.n, s), n_boot=args.boot, seed=s)
+        f, y = draw(model, n, s)
+        b = smoothece.bootstrap_smece(f, y, weights=weights(kind, n, s), n_boot=args.boot, seed=s)
         rows.append((b.value, b.low, b.high))
-        if args.intervals:
-            for name, (lo, hi) in other_intervals(b.value, b.replicates).items():
-                others[name] += int(lo <= population <= hi)
+        for name, (lo, hi) in other_intervals(b.value, b.replicates).items():
+            others[name] += int(lo <= population <= hi)
     values, lows, highs = np.array(rows).T
     covered = (lows <= population) & (population <= highs)
     above = lows > population
     k = int(covered.sum())
     return {
-        "model": model, "weights": kind, "population": population, "n": args.n, "sets": args.sets,
+        "role": role, "model": model, "weights": kind, "population": population, "n": n, "sets": args.sets,
         "n_boot": args.boot, "mean_estimate": values.mean(), "sd_estimate": values.std(ddof=1),
         "mean_width": (highs - lows).mean(), "covered": k, "coverage": k / args.sets,
         "coverage_ci95": wilson(k, args.sets), "miss_above": int(above.sum()),
         "miss_below": int((~covered & ~above).sum()), "seconds": time.perf_counter() - start,
-        **({f"coverage_{name}": k / args.sets for name, k in others.items()} if args.intervals else {}),
+        **{f"coverage_{name}": k / args.sets for name, k in others.items()},
     }
 
 
-def write_markdown(results, path, command, label):
-    doc = __doc__.split("\n\nUsage")[0]
-    L = [f"# Bootstrap interval coverage of the SmoothECE{': ' + label if label else ''}", "",
-         f"Made by `{command}` ({results['date']}; smoothece {results['smoothece']} from "
-         f"`{results['smoothece_file']}`; total {results['seconds']:.0f} s on {results['cpus']} CPUs, load average "
-         f"{results['loadavg']}).", "", doc.split("\n\n", 1)[1], "",
-         "Coverage is the fraction of data sets whose interval contains the population σ*, with a Wilson 95% "
-         "interval for that fraction; a miss \"above\" is an interval lying wholly above the population value.", "",
-         "| model | weights | population σ* | n | sets | mean estimate | sd | mean interval width | coverage | "
+def table(rows):
+    L = ["| model | weights | population σ* | n | sets | mean estimate | sd | mean interval width | coverage | "
          "95% CI | misses above / below | s |",
          "|---|---|---|---|---|---|---|---|---|---|---|---|"]
-    for r in results["rows"]:
+    for r in rows:
         lo, hi = r["coverage_ci95"]
-        L.append(f"| {r['model']} | {r['weights']} | {r['population']:.8f} | {r['n']} | {r['sets']} | "
+        kind = r["weights"] + (f" (effective n of {r['reference_for']})" if r.get("reference_for") else "")
+        L.append(f"| {r['model']} | {kind} | {r['population']:.8f} | {r['n']} | {r['sets']} | "
                  f"{r['mean_estimate']:.4f} | {r['sd_estimate']:.4f} | {r['mean_width']:.4f} | "
                  f"**{r['coverage']:.1%}** | {lo:.1%} – {hi:.1%} | {r['miss_above']} / {r['miss_below']} | "
                  f"{r['seconds']:.0f} |")
-    if "coverage_bc" in results["rows"][0]:
-        L += ["", "Other intervals from the same replicates (coverage of the population σ*):", "",
-              "| model | weights | percentile (returned) | basic | BC | recentred percentile |", "|---|---|---|---|---|---|"]
-        for r in results["rows"]:
-            L.append(f"| {r['model']} | {r['weights']} | {r['coverage']:.1%} | {r['coverage_basic']:.1%} | "
+    return L
+
+
+def markdown_body(results):
+    """The body of coverage.md (the header comes from bench/_record.py)."""
+    rows = results["rows"]
+    main = [r for r in rows if r.get("role", "main") == "main"]
+    ref = [r for r in rows if r.get("role") == "reference"]
+    L = [__doc__.split("\n\nUsage")[0].split("\n\n", 1)[1], "",
+         "Coverage is the fraction of data sets whose interval contains the population σ*, with a Wilson 95% "
+         "interval for that fraction; a miss \"above\" is an interval lying wholly above the population value.", "",
+         *table(main), ""]
+    if ref:
+        L += ["## Reference rows: unweighted, at the weights' effective sample size", "", *table(ref), ""]
+    if main and "coverage_bc" in main[0]:
+        L += ["## Other intervals from the same replicates (coverage of the population σ*)", "",
+              "| model | weights | n | percentile (returned) | basic | BC | recentred percentile |",
+              "|---|---|---|---|---|---|---|"]
+        for r in main + ref:
+            L.append(f"| {r['model']} | {r['weights']} | {r['n']} | {r['coverage']:.1%} | {r['coverage_basic']:.1%} | "
                      f"{r['coverage_bc']:.1%} | {r['coverage_recentred']:.1%} |")
-    with open(path, "w") as fh:
-        fh.write("\n".join(L) + "\n")
+        L.append("")
+    return L
 
 
-def main():
+def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    _record.add_options(ap, "smoke run: 20 sets of n = 300, 100 replicates, populations from population.py's "
+                            "coarse grid (seconds)")
     ap.add_argument("--models", nargs="+", default=["power1.5", "crossing"], choices=list(MODELS))
     ap.add_argument("--weights", nargs="+", default=list(WEIGHTINGS), choices=list(WEIGHTINGS))
-    ap.add_argument("--sets", type=int, default=300)
-    ap.add_argument("--n", type=int, default=2000)
-    ap.add_argument("--boot", type=int, default=1000)
-    ap.add_argument("--intervals", action="store_true", help="also the coverage of other intervals (see above)")
+    ap.add_argument("--sets", type=int, help="data sets per row (default 300; 20 with --quick)")
+    ap.add_argument("--n", type=int, help="rows per data set (default 2000; 300 with --quick)")
+    ap.add_argument("--boot", type=int, help="bootstrap replicates (default 1000; 100 with --quick)")
+    ap.add_argument("--no-reference", action="store_true",
+                    help="leave out the unweighted rows at the weights' effective sample size")
     ap.add_argument("--label", default="", help='what is measured, e.g. "before: commit 9cbe3e1"')
-    ap.add_argument("--out", default="bench/coverage.md")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
+    for name, full, quick in (("sets", 300, 20), ("n", 2000, 300), ("boot", 1000, 100)):
+        if getattr(args, name) is None:
+            setattr(args, name, quick if args.quick else full)
 
-    start = time.perf_counter()
+    rec = _record.Record(__file__, args, argv, packages=("numpy", "scipy", "smoothece"))
     rows = []
     for model in args.models:
-        population = population_smece(model)
+        population = population_smece(model, quick=args.quick)
         for kind in args.weights:
             rows.append(study(model, kind, population, args))
             print(json.dumps(rows[-1]), flush=True)
-
-    results = run_record(rows, start)
-    write_markdown(results, args.out, "python bench/coverage.py " + shlex.join(sys.argv[1:]), args.label)
+        if not args.no_reference:
+            for kind in args.weights:
+                if kind != "none":
+                    rows.append(study(model, "none", population, args, n=effective_n(kind, args.n),
+                                      role="reference"))
+                    rows[-1]["reference_for"] = kind
+                    print(json.dumps(rows[-1]), flush=True)
+    config = {k: getattr(args, k) for k in ("models", "weights", "sets", "n", "boot", "label", "quick")}
+    config["population"] = "grid (quick)" if args.quick else "quadrature (bench/population.py)"
+    title = f"Bootstrap interval coverage of the SmoothECE{': ' + args.label if args.label else ''}"
+    results = {"config": config, "rows": rows, "smoothece_file": smoothece.__file__}
+    rec.write(title, markdown_body(results), results)
 
 
 if __name__ == "__main__":

@@ -1,9 +1,11 @@
 """Every claim the README makes about relplot, re-measured on today's code.
 
-    python bench/peers.py [--out bench/peers.md]
+    python bench/peers.py [--quick] [--n 100000] [--out DIR]
 
-Needs the bench extras (relplot 1.0.3, scipy). Prints a Markdown report and
-writes it to --out; the README quotes it. Speed is in bench/run.py.
+Needs the bench extras (relplot 1.0.3, scipy); without relplot its columns
+say "relplot not installed" and only our side is measured. Prints a Markdown
+report and writes bench/results/peers.{md,json}; the README quotes it. Speed
+is in bench/speed.py.
 """
 
 from __future__ import annotations
@@ -24,11 +26,18 @@ import matplotlib  # noqa: E402
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
-import relplot  # noqa: E402
 from exact import exact_smece  # noqa: E402
 
+import _record  # noqa: E402
 import smoothece  # noqa: E402
 from smoothece import datasets  # noqa: E402
+
+try:
+    import relplot
+except ImportError:  # measured without it: every relplot cell says so
+    relplot = None
+MISSING = "relplot not installed"
+QUICK_SKIP = "not run by --quick (each of its diagrams runs a 100-resample scipy bootstrap of smECE: seconds)"
 
 
 def quiet(fn, *args, **kwargs):
@@ -41,26 +50,32 @@ def theirs(f, y):
     return float(quiet(relplot.smECE, np.asarray(f, dtype=float), np.asarray(y, dtype=float)))
 
 
-def accuracy(lines):
+def accuracy(lines, data, names):
     lines += ["## SmoothECE against the exact fixpoint (solar-flare forecasts)", "",
-              "| data | n | exact (tests/exact.py) | smoothece | error | relplot.smECE | error |", "|---|---|---|---|---|---|---|"]
+              "| data | n | exact (tests/exact.py) | smoothece | error | relplot.smECE | error |",
+              "|---|---|---|---|---|---|---|"]
     solar = datasets.solar_flares()
-    for name in ["ASSA", "NJIT", "DAFFS", "NOAA"]:
+    for name in names:
         d = solar[name]
         f, y = d.f, d.y
         exact = exact_smece(f, y)
-        ours, rel = smoothece.smece(f, y), theirs(f, y)
+        ours, rel = smoothece.smece(f, y), (theirs(f, y) if relplot else None)
+        their_cells = f"{rel:.6f} | {abs(rel - exact):.1e}" if relplot else f"{MISSING} | –"
         lines.append(f"| solar {name} | {f.size} | {exact:.6f} | {ours:.6f} | {abs(ours - exact):.1e} | "
-                     f"{rel:.6f} | {abs(rel - exact):.1e} |")
+                     f"{their_cells} |")
+        data["accuracy"].append({"data": f"solar {name}", "n": int(f.size), "exact": exact, "smoothece": ours,
+                                 "relplot": rel})
     assa = solar["ASSA"]
     at_ends = (assa.f == 0) | (assa.f == 1)
     half = np.where(at_ends, 0.5, 1.0)
+    halved = smoothece.smece(assa.f, assa.y, weights=half)
+    rel = f"{theirs(assa.f, assa.y):.6f}" if relplot else f"– ({MISSING})"
     lines += ["", f"ASSA has {int(at_ends.sum())} forecasts at exactly 0 or 1. Halving their weights in smoothece "
-              f"(relplot's wrap drops the mirror image of an end point): {smoothece.smece(assa.f, assa.y, weights=half):.6f} "
-              f"vs relplot's {theirs(assa.f, assa.y):.6f}.", ""]
+              f"(relplot's wrap drops the mirror image of an end point): {halved:.6f} vs relplot's {rel}.", ""]
+    data["assa_ends_halved"] = halved
 
 
-def bad_input(lines):
+def bad_input(lines, data):
     rng = np.random.default_rng(0)
     f = rng.uniform(size=200)
     y = (rng.uniform(size=200) < f).astype(float)
@@ -75,7 +90,7 @@ def bad_input(lines):
     for label, make in cases:
         ff, yy = make()
         try:
-            rel = f"{theirs(ff, yy):.4g}, no warning"
+            rel = f"{theirs(ff, yy):.4g}, no warning" if relplot else MISSING
         except Exception as err:  # noqa: BLE001 - reported as measured
             rel = f"{type(err).__name__}"
         try:
@@ -83,68 +98,91 @@ def bad_input(lines):
         except Exception as err:  # noqa: BLE001
             ours = f"{type(err).__name__}: {str(err).splitlines()[0][:90]}"
         lines.append(f"| {label} | {rel} | {ours} |")
+        data["bad_input"].append({"input": label, "relplot": rel, "smoothece": ours})
     lines.append("")
 
 
-def style_and_api(lines):
-    before = dict(plt.rcParams)
+def style_and_api(lines, data, rows, their_diagrams):
+    """rcParams changed by a diagram of each, relplot's parameters, its unseeded interval (``their_diagrams``:
+    whether to call relplot's diagram functions, which take seconds each)."""
     rng = np.random.default_rng(1)
-    f = rng.beta(2, 2, 2000)
+    f = rng.beta(2, 2, rows)
     y = rng.uniform(size=f.size) < f
-    quiet(relplot.rel_diagram, f, y.astype(float))
-    plt.close("all")
-    changed = sorted(k for k, v in plt.rcParams.items() if before.get(k) != v)
-    plt.rcParams.update(before)
     ours_before = dict(plt.rcParams)
     smoothece.reliability_diagram(f, y, n_boot=50, seed=0).plot()
     plt.close("all")
     ours_changed = sorted(k for k, v in plt.rcParams.items() if ours_before.get(k) != v)
+    data["rcparams_changed"] = {"smoothece": ours_changed}
+    if relplot is None or not their_diagrams:
+        why = MISSING if relplot is None else QUICK_SKIP
+        lines += ["## Plot style and API", "", f"- `ReliabilityDiagram.plot` changed {len(ours_changed)} matplotlib "
+                  f"rcParams of the session; relplot: {why}.", ""]
+        return
+    before = dict(plt.rcParams)
+    quiet(relplot.rel_diagram, f, y.astype(float))
+    plt.close("all")
+    changed = sorted(k for k, v in plt.rcParams.items() if before.get(k) != v)
+    plt.rcParams.update(before)
+    data["rcparams_changed"]["relplot"] = changed
     params = {name: list(inspect.signature(getattr(relplot, name)).parameters) for name in ["smECE", "rel_diagram"]}
     lines += ["## Plot style and API", "",
               f"- `relplot.rel_diagram` changed {len(changed)} matplotlib rcParams of the session "
               f"(e.g. {', '.join(changed[:6])}); `ReliabilityDiagram.plot` changed {len(ours_changed)}.",
-              f"- Parameters: `relplot.smECE{tuple(params['smECE'])}`, `relplot.rel_diagram{tuple(params['rel_diagram'])}`"
+              f"- Parameters: `relplot.smECE{tuple(params['smECE'])}`, "
+              f"`relplot.rel_diagram{tuple(params['rel_diagram'])}`"
               " (no weights, no seed).", ""]
     # Its diagram's interval: scipy.stats.bootstrap on the global generator, so two calls differ.
     a = quiet(relplot.prepare_rel_diagram, f, y.astype(float))["ce_ci_width"]
     b = quiet(relplot.prepare_rel_diagram, f, y.astype(float))["ce_ci_width"]
     lines += [f"- `relplot.prepare_rel_diagram` twice on the same data: interval half-widths {a:.5f} and {b:.5f} "
               f"({'different' if a != b else 'equal'}: no seed).", ""]
+    data["relplot_interval_half_widths"] = [float(a), float(b)]
 
 
-def bootstrap_time(lines, n):
+def bootstrap_time(lines, data, n, boot, their_diagrams):
     rng = np.random.default_rng(2)
     f = rng.beta(2, 2, n)
     y = (rng.uniform(size=n) < np.clip(f + 0.1 * np.sin(6 * f), 0, 1)).astype(float)
-    t0 = time.perf_counter()
-    quiet(relplot.prepare_rel_diagram, f, y, num_bootstrap=200)
-    rel = time.perf_counter() - t0
+    rel = None
+    if relplot and their_diagrams:
+        t0 = time.perf_counter()
+        quiet(relplot.prepare_rel_diagram, f, y, num_bootstrap=boot)
+        rel = time.perf_counter() - t0
     ours = []
     for _ in range(5):  # ours is cheap: the best of five calls (relplot's one call takes seconds)
         t0 = time.perf_counter()
-        smoothece.reliability_diagram(f, y, n_boot=200, seed=0)
+        smoothece.reliability_diagram(f, y, n_boot=boot, seed=0)
         ours.append(time.perf_counter() - t0)
-    lines += [f"## A diagram with 200 bootstrap replicates at n = {n:,} (wall time, one process)", "",
-              f"relplot.prepare_rel_diagram (one call): {rel:.2f} s; smoothece.reliability_diagram (best of 5 calls, "
-              f"the first {ours[0]:.3f} s): {min(ours):.3f} s ({rel / min(ours):.0f}× faster).", ""]
+    their = (f"relplot.prepare_rel_diagram (one call): {rel:.2f} s" if rel is not None
+             else f"relplot.prepare_rel_diagram: {MISSING if relplot is None else QUICK_SKIP}")
+    speedup = f" ({rel / min(ours):.0f}× faster)" if rel is not None else ""
+    lines += [f"## A diagram with {boot} bootstrap replicates at n = {n:,} (wall time, one process)", "",
+              f"{their}; smoothece.reliability_diagram (best of 5 calls, "
+              f"the first {ours[0]:.3f} s): {min(ours):.3f} s{speedup}.", ""]
+    data["diagram_timing"] = {"n": n, "replicates": boot, "relplot_s": rel, "smoothece_best_s": min(ours),
+                              "smoothece_s": ours}
 
 
-def main():
+def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--out", default=os.path.join(HERE, "peers.md"))
-    parser.add_argument("--n", type=int, default=100_000, help="rows of the bootstrap timing")
-    args = parser.parse_args()
-    lines = ["# relplot claims, re-measured", "",
-             f"Command: `python bench/peers.py` · smoothece {smoothece.__version__} · relplot "
-             f"{getattr(relplot, '__version__', '1.0.3')} · numpy {np.__version__}", ""]
-    accuracy(lines)
-    bad_input(lines)
-    style_and_api(lines)
-    bootstrap_time(lines, args.n)
-    text = "\n".join(lines)
-    print(text)
-    with open(args.out, "w", encoding="utf-8") as fh:
-        fh.write(text + "\n")
+    _record.add_options(parser, "smoke run: relplot's diagrams left out (seconds each), no DAFFS (its exact value "
+                                "takes seconds), our diagram timed at n = 2000 with 10 replicates")
+    parser.add_argument("--n", type=int, help="rows of the bootstrap timing (default 100000; 2000 with --quick)")
+    args = parser.parse_args(argv)
+    n = args.n or (2000 if args.quick else 100_000)
+    rec = _record.Record(__file__, args, argv, packages=("numpy", "smoothece", "relplot", "scipy", "matplotlib"))
+    lines = []
+    if relplot is None:
+        lines += [f"**{MISSING}** (`pip install relplot==1.0.3`): its columns are left out; only smoothece's side "
+                  "is measured.", ""]
+        print(MISSING + ": only smoothece's side is measured", flush=True)
+    data = {"relplot_installed": relplot is not None, "accuracy": [], "bad_input": []}
+    accuracy(lines, data, ["ASSA", "NJIT", "NOAA"] if args.quick else ["ASSA", "NJIT", "DAFFS", "NOAA"])
+    bad_input(lines, data)
+    style_and_api(lines, data, 500 if args.quick else 2000, not args.quick)
+    bootstrap_time(lines, data, n, 10 if args.quick else 200, not args.quick)
+    print("\n".join(lines))
+    rec.write("relplot claims, re-measured", lines, data)
 
 
 if __name__ == "__main__":

@@ -19,15 +19,18 @@ Two independent evaluations of smECEσ:
   |r| integrated by the trapezoid rule with the crossings located by linear
   interpolation (a plain discretisation; its error falls as the grid grows).
 
-Usage: python bench/population.py   (prints both for the models of coverage.py and size.py)
+Usage: python bench/population.py [--quick] [--out DIR]   (both, for the models of coverage.py and size.py)
+
+--quick replaces the quadrature by the grid evaluation on a coarse grid (501 t × 100 x; seconds, not
+minutes): its values are good to ~1e-6, enough for a smoke run of coverage.py, not for quoting.
 """
 
 from __future__ import annotations
 
+import argparse
 import math
 
 import numpy as np
-from scipy import integrate, optimize, special
 
 SQRT2PI = math.sqrt(2.0 * math.pi)
 
@@ -64,28 +67,38 @@ def kernel(t, x, sigma):
 
 def kernel_mass(a, b, x, sigma):
     """∫_a^b K̃σ(t, x) dt in closed form."""
+    from scipy.special import ndtr  # scipy only where the quadrature needs it: size.py and groups.py import MODELS
+
     x = np.asarray(x, float)[..., None]
     k2 = _images(sigma)
     tot = 0.0
     for c in (x + k2, -x + k2):
-        tot = tot + (special.ndtr((b - c) / sigma) - special.ndtr((a - c) / sigma))
+        tot = tot + (ndtr((b - c) / sigma) - ndtr((a - c) / sigma))
     return tot.sum(-1)
 
 
 def _quad(fun, points=None):
+    from scipy import integrate
+
     val, _ = integrate.quad(fun, 0.0, 1.0, epsabs=1e-14, epsrel=1e-12, limit=500,
                             points=None if points is None else [p for p in points if 0.0 < p < 1.0])
     return val
 
 
 def smece_sigma_quad(mu, p, sigma):
-    g = lambda x: (mu(x) - x) * p(x)
-    r = lambda t: _quad(lambda x: kernel(t, x, sigma) * g(x), points=[t])
+    from scipy.optimize import brentq
+
+    def g(x):
+        return (mu(x) - x) * p(x)
+
+    def r(t):
+        return _quad(lambda x: kernel(t, x, sigma) * g(x), points=[t])
+
     m = max(40, int(math.ceil(20.0 / sigma)))
     ts = np.linspace(0.0, 1.0, m + 1)
     rs = np.array([r(t) for t in ts])
     roots = [ts[i] for i in np.nonzero(rs == 0.0)[0]]
-    roots += [optimize.brentq(r, ts[i], ts[i + 1], xtol=1e-15) for i in np.nonzero(rs[:-1] * rs[1:] < 0)[0]]
+    roots += [brentq(r, ts[i], ts[i + 1], xtol=1e-15) for i in np.nonzero(rs[:-1] * rs[1:] < 0)[0]]
     br = np.unique(np.clip([0.0, 1.0, *roots], 0.0, 1.0))
     return sum(abs(_quad(lambda x: kernel_mass(a, b, x, sigma) * g(x), points=[a, b]))
                for a, b in zip(br[:-1], br[1:])), br[1:-1]
@@ -107,11 +120,13 @@ def smece_sigma_grid(mu, p, sigma, nt=20001, nx=4000):
 
 def fixpoint(smece_sigma, lo=0.02, hi=1.0, xtol=1e-12):
     """σ* with smECEσ* = σ*, bracketed in [lo, hi]; 0 when smECEσ is 0 (a calibrated model)."""
+    from scipy.optimize import brentq
+
     if smece_sigma(hi) - hi >= 0:
         return hi
     if smece_sigma(lo) - lo <= 0:
         raise ValueError(f"σ* below {lo}: lower the bracket")
-    return optimize.brentq(lambda s: smece_sigma(s) - s, lo, hi, xtol=xtol)
+    return brentq(lambda s: smece_sigma(s) - s, lo, hi, xtol=xtol)
 
 
 MODELS = {
@@ -122,29 +137,59 @@ MODELS = {
 }
 
 
-def population_smece(model):
-    """Population SmoothECE of a model of MODELS by quadrature (the first method above)."""
+QUICK_GRID = {"nt": 501, "nx": 100}
+
+
+def population_smece(model, quick=False):
+    """Population SmoothECE of a model of MODELS by quadrature (the first method above); with ``quick``, by the
+    grid evaluation on a coarse grid (QUICK_GRID: seconds instead of minutes, good to ~1e-6)."""
     _, mu = MODELS[model]
     if model == "calibrated":
         return 0.0  # g ≡ 0: r ≡ 0 for every σ
+    if quick:
+        return fixpoint(lambda s: smece_sigma_grid(mu, beta22, s, **QUICK_GRID), xtol=1e-10)
     return fixpoint(lambda s: smece_sigma_quad(mu, beta22, s)[0])
 
 
-def main():
-    """Prints σ* by quadrature and checks it with the grid method: g(σ) = smECEσ − σ has slope ≤ −1
-    (smECEσ is non-increasing), so any evaluation's fixpoint lies within |smECE_grid(σq) − σq| of σq."""
-    print("power1.5 closed form (residual of one sign, σ* = |E[μ(f) − f]|): 1/2 − 6/(4.5·3.5) = "
-          f"{0.5 - 6.0 / (4.5 * 3.5):.12f}")
+def main(argv=None):
+    """σ* by quadrature, checked with the grid method: g(σ) = smECEσ − σ has slope ≤ −1 (smECEσ is
+    non-increasing), so any evaluation's fixpoint lies within |smECE_grid(σq) − σq| of σq."""
+    import _record
+
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    _record.add_options(parser, "smoke run: the coarse grid instead of the quadrature, no checks (seconds)")
+    args = parser.parse_args(argv)
+    rec = _record.Record(__file__, args, argv, packages=("numpy", "scipy"))
+    closed = 0.5 - 6.0 / (4.5 * 3.5)
+    lines = [__doc__.split("\n\nUsage")[0].split("\n\n", 1)[1], "",
+             f"power1.5 in closed form (residual of one sign, σ* = |E[μ(f) − f]|): 1/2 − 6/(4.5·3.5) = {closed:.12f}.",
+             "", "| model | what | σ* | method | smECE at σ* − σ* | sign changes of r |", "|---|---|---|---|---|---|"]
+    checks, rows = [], []
     for name in ("power1.5", "crossing"):
         what, mu = MODELS[name]
-        s_q = population_smece(name)
-        s_at, roots = smece_sigma_quad(mu, beta22, s_q)
-        print(f"{name}: {what}\n  quadrature: σ* = {s_q:.12f}; smECE at it − σ* = {s_at - s_q:.1e}; "
-              f"sign changes of r at {np.round(roots, 12).tolist()}")
-        for nt, nx in ((4001, 500), (16001, 2000)):
+        s_q = population_smece(name, quick=args.quick)
+        if args.quick:
+            method, resid, roots = "grid {nt} t × {nx} x (quick)".format(**QUICK_GRID), None, None
+        else:
+            s_at, roots = smece_sigma_quad(mu, beta22, s_q)
+            method, resid, roots = "quadrature", s_at - s_q, np.round(roots, 12).tolist()
+        rows.append({"model": name, "what": what, "sigma_star": s_q, "method": method,
+                     "smece_at_minus_sigma": resid, "sign_changes": roots})
+        lines.append(f"| {name} | {what.replace('|', chr(92) + '|')} | **{s_q:.12f}** | {method} | "
+                     f"{'–' if resid is None else f'{resid:.1e}'} | {'–' if roots is None else roots} |")
+        print(f"{name}: σ* = {s_q:.12f} ({method})", flush=True)
+        for nt, nx in (() if args.quick else ((4001, 500), (16001, 2000))):
             d = smece_sigma_grid(mu, beta22, s_q, nt=nt, nx=nx) - s_q
-            print(f"  grid ({nt} t × {nx} x Gauss–Legendre): smECE(σq) − σq = {d:.1e}, "
-                  f"so its fixpoint is within {abs(d):.1e} of σq")
+            checks.append({"model": name, "nt": nt, "nx": nx, "grid_minus_sigma": d})
+            print(f"  grid ({nt} t × {nx} x): smECE(σq) − σq = {d:.1e}", flush=True)
+    if checks:
+        lines += ["", "Check by the grid evaluation at the quadrature's σ*: its own fixpoint lies within "
+                  "|smECE_grid(σ*) − σ*| of σ* (g(σ) = smECEσ − σ has slope ≤ −1).", "",
+                  "| model | grid (t × x Gauss–Legendre) | smECE_grid(σ*) − σ* |", "|---|---|---|"]
+        lines += [f"| {c['model']} | {c['nt']} × {c['nx']} | {c['grid_minus_sigma']:.1e} |" for c in checks]
+    rec.write("Population SmoothECE of the study models", lines,
+              {"closed_form_power1.5": closed, "models": rows, "grid_checks": checks,
+               "quick_grid": QUICK_GRID if args.quick else None})
 
 
 if __name__ == "__main__":

@@ -13,20 +13,19 @@ unless `--power-weights` asks for more.
 
 Each fraction comes with a Wilson 95% interval for the binomial proportion.
 
-Usage: python bench/size.py [--n 2000] [--sets 300] [--sim 1000] [--weights none lognormal zero75]
-       [--power-model crossing] [--power-weights none] [--label TEXT] [--out bench/size.md]
+Usage: python bench/size.py [--quick] [--n 2000] [--sets 300] [--sim 1000] [--weights none lognormal zero75]
+       [--power-model crossing] [--power-weights none] [--label TEXT] [--out DIR]
 """
 
 import argparse
 import json
-import shlex
-import sys
 import time
 
 import numpy as np
 
+import _record
 import smoothece
-from coverage import WEIGHTINGS, draw, run_record, weights, wilson
+from coverage import WEIGHTINGS, draw, weights, wilson
 from population import MODELS
 
 
@@ -43,47 +42,49 @@ def study(model, kind, args):
             "mean_p": float(p.mean()), "seconds": time.perf_counter() - start}
 
 
-def write_markdown(results, path, command, label):
-    L = [f"# Size and power of `calibration_test`{': ' + label if label else ''}", "",
-         f"Made by `{command}` ({results['date']}; smoothece {results['smoothece']} from "
-         f"`{results['smoothece_file']}`; total {results['seconds']:.0f} s on {results['cpus']} CPUs, load average "
-         f"{results['loadavg']}).", "", __doc__.split("\n\nUsage")[0].split("\n\n", 1)[1], "",
+def markdown_body(rows):
+    """The body of size.md (the header comes from bench/_record.py)."""
+    L = [__doc__.split("\n\nUsage")[0].split("\n\n", 1)[1], "",
          "| study | model | weights | n | sets | n_sim | rejected at 5% | 95% CI | target | at 1% | at 10% | "
          "mean p | s |",
          "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
-    for r in results["rows"]:
+    for r in rows:
         lo, hi = r["ci95"]
         size = r["model"] == "calibrated"
         target = "2% – 8%" if size else "–"
         L.append(f"| {'size' if size else 'power'} | {r['model']} | {r['weights']} | {r['n']} | {r['sets']} | "
                  f"{r['n_sim']} | **{r['rate_5pct']:.1%}** ({r['rejected_5pct']}) | {lo:.1%} – {hi:.1%} | {target} | "
                  f"{r['rate_1pct']:.1%} | {r['rate_10pct']:.1%} | {r['mean_p']:.3f} | {r['seconds']:.0f} |")
-    with open(path, "w") as fh:
-        fh.write("\n".join(L) + "\n")
+    return L
 
 
-def main():
+def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--n", type=int, default=2000)
-    ap.add_argument("--sets", type=int, default=300)
-    ap.add_argument("--sim", type=int, default=1000, help="n_sim of calibration_test")
+    _record.add_options(ap, "smoke run: 20 sets of n = 300, n_sim = 100 (seconds)")
+    ap.add_argument("--n", type=int, help="rows per data set (default 2000; 300 with --quick)")
+    ap.add_argument("--sets", type=int, help="data sets per row (default 300; 20 with --quick)")
+    ap.add_argument("--sim", type=int, help="n_sim of calibration_test (default 1000; 100 with --quick)")
     ap.add_argument("--weights", nargs="+", default=list(WEIGHTINGS), choices=list(WEIGHTINGS))
     ap.add_argument("--power-model", nargs="*", default=["crossing"], choices=[m for m in MODELS if m != "calibrated"],
                     help="models for the power study (none: size only)")
     ap.add_argument("--power-weights", nargs="+", default=["none"], choices=list(WEIGHTINGS),
                     help="weightings for the power study (default: none)")
     ap.add_argument("--label", default="", help='what is measured, e.g. "before: commit 9cbe3e1"')
-    ap.add_argument("--out", default="bench/size.md")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
+    for name, full, quick in (("sets", 300, 20), ("n", 2000, 300), ("sim", 1000, 100)):
+        if getattr(args, name) is None:
+            setattr(args, name, quick if args.quick else full)
 
-    start = time.perf_counter()
+    rec = _record.Record(__file__, args, argv)
     rows = []
     for model in ["calibrated"] + args.power_model:
         for kind in args.weights if model == "calibrated" else args.power_weights:
             rows.append(study(model, kind, args))
             print(json.dumps(rows[-1]), flush=True)
-    results = run_record(rows, start)
-    write_markdown(results, args.out, "python bench/size.py " + shlex.join(sys.argv[1:]), args.label)
+    config = {k: getattr(args, k) for k in ("n", "sets", "sim", "weights", "power_model", "power_weights", "label",
+                                            "quick")}
+    title = f"Size and power of `calibration_test`{': ' + args.label if args.label else ''}"
+    rec.write(title, markdown_body(rows), {"config": config, "rows": rows, "smoothece_file": smoothece.__file__})
 
 
 if __name__ == "__main__":

@@ -1,13 +1,12 @@
 #!/usr/bin/env python
-"""Benchmark of smoothece against its pure-numpy baseline and relplot 1.0.3.
+"""Speed and memory of smoothece against the floor, its pure-numpy baseline and relplot 1.0.3.
 
 Usage::
 
-    python bench/run.py                  # full run: n = 1e3 ... 1e8, writes bench/results.{json,md}, bench/scaling.png
-    python bench/run.py --quick          # about a minute: n <= 1e6, peers at small n only, writes bench/quick/
-    python bench/run.py --sizes 1e5 1e6  # chosen sizes (main series only unless --variant-sizes is given)
-    python bench/run.py --report-only    # redraw results.md and scaling.png from an existing results.json
-    python bench/run.py --catalogue ...  # the catalogue of hard inputs instead (bench/catalogue.py, its own options)
+    python bench/speed.py                  # full run: n = 1e3 ... 1e8, writes bench/results/speed.{md,json,png}
+    python bench/speed.py --quick          # smoke run: n = 1e3, 1e4, few repeats; writes bench/_scratch/
+    python bench/speed.py --sizes 1e5 1e6  # chosen sizes (main series only unless --variant-sizes is given)
+    python bench/speed.py --report-only    # redraw speed.md and speed.png from an existing speed.json
 
 Every (size, input-dtype variant) runs in its own fresh Python subprocess
 (this file with ``--worker``), so that the memory high-water mark of one size
@@ -20,19 +19,19 @@ of them alike. See bench/README.md for what every number means.
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
 import math
 import os
-import platform
 import subprocess
 import sys
 import tempfile
 import time
 import warnings
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-REPO = os.path.dirname(HERE)
+import _record
+
+HERE = _record.BENCH
+REPO = _record.REPO
 
 SIGMA = 0.05  # the fixed bandwidth of the *_sigma measures
 N_BOOT = 1000  # bootstrap replicates, ours and relplot's alike
@@ -82,7 +81,7 @@ PEER_OF = {
 
 # Repeat policy of the timed calls (see time_tasks and bench/README.md, "Timing")
 REPEAT = {"budget_s": 5.0, "min_reps": 3, "max_reps": 40, "slow_s": 5.0, "cheap_s": 0.5, "trace_max_s": 5.0}
-QUICK_REPEAT = {"budget_s": 0.3, "min_reps": 2, "max_reps": 15, "slow_s": 0.5, "cheap_s": 0.1, "trace_max_s": 0.5}
+QUICK_REPEAT = {"budget_s": 0.05, "min_reps": 1, "max_reps": 3, "slow_s": 0.05, "cheap_s": 0.01, "trace_max_s": 0.05}
 
 # Input layouts: (prediction dtype, label dtype, strided)
 VARIANTS = {
@@ -364,83 +363,12 @@ def worker(spec: dict) -> dict:
 # ----------------------------------------------------------------------------------------------------------------------
 
 
-def machine_info() -> dict:
-    from importlib.metadata import PackageNotFoundError, version
-
-    def ver(pkg):
-        try:
-            return version(pkg)
-        except PackageNotFoundError:
-            return None
-
-    cpu = platform.processor() or "?"
-    try:
-        with open("/proc/cpuinfo") as fh:
-            for line in fh:
-                if line.startswith("model name"):
-                    cpu = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
-    mem = None
-    try:
-        with open("/proc/meminfo") as fh:
-            mem = int(fh.readline().split()[1]) * 1024
-    except OSError:
-        pass
-    try:
-        commit = (
-            subprocess.run(
-                ["git", "rev-parse", "--short", "HEAD"],
-                cwd=REPO,
-                capture_output=True,
-                text=True,
-                check=False,
-                timeout=10,
-            ).stdout.strip()
-            or None
-        )
-        dirty = bool(
-            subprocess.run(
-                ["git", "status", "--porcelain", "--", "cpp", "python"],
-                cwd=REPO,
-                capture_output=True,
-                text=True,
-                timeout=10,
-                check=False,
-            ).stdout.strip()
-        )
-    except (OSError, subprocess.SubprocessError):
-        commit, dirty = None, None
-    return {
-        "cpu_model": cpu,
-        "logical_cpus": os.cpu_count(),
-        "usable_cpus": len(os.sched_getaffinity(0))
-        if hasattr(os, "sched_getaffinity")
-        else os.cpu_count(),
-        "memory_bytes": mem,
-        "platform": platform.platform(),
-        "python": platform.python_version(),
-        "numpy": ver("numpy"),
-        "smoothece": ver("smoothece"),
-        "relplot": ver("relplot"),
-        "scipy": ver("scipy"),
-        "scikit-learn": ver("scikit-learn"),
-        "git_commit": commit,
-        "git_dirty_sources": dirty,
-        "date": datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
-        "loadavg_start": os.getloadavg(),
-    }
-
-
 def slices_worker(spec: dict) -> dict:
     """Many small calls back to back, as when scoring slices of a large table: ``count``
     consecutive slices of ``n`` rows of one array (views), each scored by ``smece``; the
     floor is ``f.sum(); y.sum()`` on the same views. The loops alternate for ``rounds``
     rounds; the best of each is kept. (A lone small call after unrelated work, as in the
     main series, mostly measures cache misses of the interpreter and of both codes.)"""
-    import numpy as np
-
     import smoothece
 
     n, count, rounds = spec["n"], spec["count"], spec["rounds"]
@@ -506,7 +434,9 @@ def plan_peers(n, last, cfg):
         if name in last:
             n0, t0 = last[name]
             est = t0 * n / n0  # linear scaling: a lower bound for every peer here
-        if n >= BIG_N:
+        if name.startswith("relplot.") and not cfg.get("relplot"):
+            skipped[name] = {"status": "skipped", "est_s": None, "reason": "relplot not installed"}
+        elif n >= BIG_N:
             skipped[name] = {
                 "status": "skipped",
                 "est_s": est,
@@ -516,7 +446,7 @@ def plan_peers(n, last, cfg):
             skipped[name] = {
                 "status": "skipped",
                 "est_s": est,
-                "reason": f"--quick runs it only for n <= {cap:.0e}",
+                "reason": f"--quick runs it only for n <= {cap:.0e}" if cap else "not run by --quick",
             }
         elif est is not None and est > cfg["skip_s"]:
             skipped[name] = {
@@ -684,7 +614,8 @@ def summarize(results) -> dict:
             fmt_x(q),
             "≤ 5×",
             q <= 5,
-            f"per slice: smece {fmt_s(per['smece'])} (threads=1 {fmt_s(per['smece_1thread'])}), floor {fmt_s(per['floor'])};"
+            f"per slice: smece {fmt_s(per['smece'])} (threads=1 {fmt_s(per['smece_1thread'])}), "
+            f"floor {fmt_s(per['floor'])};"
             " a lone 1000-row call after unrelated work is in the tables below (cold caches)",
         )
     r5 = main.get(10**5)
@@ -770,33 +701,22 @@ def summarize(results) -> dict:
     return s
 
 
-def write_markdown(results, path):
+TITLE = "Speed and memory: smoothece against the floor, reference and relplot"
+
+
+def markdown_body(results, png_name):
+    """The body of speed.md (the header comes from bench/_record.py)."""
     runs = results["runs"]
-    m = results["machine"]
     cfg = results["config"]
     main = sorted((r for r in runs if r["series"] == "main"), key=lambda r: r["n"])
     L = []
-    L.append("# smoothece benchmark results\n")
-    L.append(f"Generated by `{cfg['command']}` on {m['date']}.\n")
-    L.append(
-        f"- Machine: {m['cpu_model']}, {m['usable_cpus']} usable of {m['logical_cpus']} logical CPUs, "
-        f"{(m['memory_bytes'] or 0) / 2**30:.0f} GiB; {m['platform']}"
-    )
-    L.append(
-        f"- Versions: Python {m['python']}, numpy {m['numpy']}, smoothece {m['smoothece']} "
-        f"(git {m['git_commit']}{', sources modified' if m['git_dirty_sources'] else ''}), relplot {m['relplot']}, "
-        f"scipy {m['scipy']}, scikit-learn {m['scikit-learn']}"
-    )
-    if m.get("git_commit_end") and m["git_commit_end"] != m["git_commit"]:
+    if results.get("commit_end"):
         L.append(
-            f"- **The source tree moved during the run** (git {m['git_commit']} → {m['git_commit_end']}): "
+            f"- **The source tree moved during the run** (commit at the end: {results['commit_end']}): "
             "sizes may have run against different builds."
         )
     L.append(
-        f"- Load average at start {', '.join(f'{x:.2f}' for x in m['loadavg_start'])}"
-        f"{' (the machine was shared: absolute times are noisy, ratios are measured in one process)' if m['loadavg_start'][0] > 0.5 else ''}"
-        f"{', at end ' + ', '.join(f'{x:.2f}' for x in m['loadavg_end']) if m.get('loadavg_end') else ''}; "
-        f"total wall time {cfg.get('total_wall_s', 0):.0f} s."
+        "- The machine may be shared: absolute times are noisy, ratios are measured within one process."
     )
     L.append(
         f"- Data: f ~ Beta(2,2), y ~ Bernoulli(f^1.2) (seed {SEED}); σ = {SIGMA} for the *_sigma measures; "
@@ -993,7 +913,8 @@ def write_markdown(results, path):
             t = r["tasks"]["smece"]
             L.append(
                 f"| {fmt_n(r['n'])} | {r['variant']} | {r['input_bytes'] / 1e6:.3g} | {fmt_s(fl)} | {fmt_s(sm)} | "
-                f"{fmt_x(sm / fl)} | {fmt_s(s1)} | {fmt_x(s1 / fl if s1 else None)} | {fmt_s(ss)} | {fmt_x(ss / fl)} | {fmt_pct(t['rss_frac'])} "
+                f"{fmt_x(sm / fl)} | {fmt_s(s1)} | {fmt_x(s1 / fl if s1 else None)} | {fmt_s(ss)} | {fmt_x(ss / fl)} | "
+                f"{fmt_pct(t['rss_frac'])} "
                 f"({fmt_bytes(t['rss_growth_bytes'])}) | {fmt_pct(t['tracemalloc_frac'])} "
                 f"({fmt_bytes(t['tracemalloc_peak_bytes'])}) |"
             )
@@ -1047,12 +968,11 @@ def write_markdown(results, path):
             + " |"
         )
     L.append("")
-    L.append("![scaling](scaling.png)\n")
-    with open(path, "w") as fh:
-        fh.write("\n".join(L))
+    L.append(f"![scaling]({png_name})\n")
+    return L
 
 
-def write_plot(results, path):
+def write_plot(results, header, path):
     import matplotlib
 
     matplotlib.use("Agg")
@@ -1199,36 +1119,36 @@ def write_plot(results, path):
             frameon=False,
         )
     axes[0].set_ylabel("time, best of repeats (s)")
-    m = results["machine"]
+    m, v = header["machine"], header.get("versions") or {}
     big_note = (
         " Ringed points: n = 1e8 with float32 f + bool y."
         if any(r["n"] >= BIG_N for r in main)
         else ""
     )
     fig.suptitle(
-        f"smoothece {m['smoothece']} vs reference (numpy) and relplot {m['relplot']}: f float64, y bool; "
-        f"{m['cpu_model']}, {m['usable_cpus']} cores (shared).{big_note}",
+        f"smoothece {v.get('smoothece')} vs reference (numpy) and relplot {v.get('relplot')}: f float64, y bool; "
+        f"{m['cpu_model']}, {m.get('usable_cores', m.get('cores'))} cores (shared).{big_note}",
         fontsize=9,
     )
     fig.savefig(path, dpi=110)
     plt.close(fig)
 
 
+def report(rec_header, results, out):
+    """speed.md and speed.png from the results (and the header) of a run."""
+    results["summary"] = summarize(results)
+    png = os.path.join(out, "speed.png")
+    write_plot(results, rec_header, png)
+    _record.write_markdown(os.path.join(out, "speed.md"), TITLE, rec_header, markdown_body(results, "speed.png"))
+
+
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
-    if argv[:1] == ["--catalogue"]:  # the catalogue of hard inputs: its own options follow
-        import catalogue
-
-        return catalogue.main(argv[1:])
     p = argparse.ArgumentParser(
         description=__doc__.split("\n\n")[0],
         formatter_class=argparse.RawTextHelpFormatter,
     )
-    p.add_argument(
-        "--quick",
-        action="store_true",
-        help="n <= 1e6, fewer repeats, peers at small n only (~1 min)",
-    )
+    _record.add_options(p, "smoke run: n = 1e3 and 1e4, fewest repeats, the reference at n = 1e3, no relplot")
     p.add_argument(
         "--sizes",
         nargs="+",
@@ -1242,9 +1162,6 @@ def main(argv=None):
         help="sizes for the dtype variants (default 1e6 1e7)",
     )
     p.add_argument(
-        "--out", help="output folder (default bench/, or bench/quick/ with --quick)"
-    )
-    p.add_argument(
         "--skip-s",
         type=float,
         default=120.0,
@@ -1256,7 +1173,7 @@ def main(argv=None):
     p.add_argument(
         "--report-only",
         action="store_true",
-        help="rewrite results.md and scaling.png from results.json",
+        help="rewrite speed.md and speed.png from speed.json (in --out)",
     )
     p.add_argument("--worker", help=argparse.SUPPRESS)
     p.add_argument("--worker-out", help=argparse.SUPPRESS)
@@ -1269,29 +1186,31 @@ def main(argv=None):
             json.dump(res, fh)
         return 0
 
-    out = a.out or os.path.join(HERE, "quick" if a.quick else "")
-    os.makedirs(out, exist_ok=True)
-    jpath = os.path.join(out, "results.json")
     if a.report_only:
-        with open(jpath) as fh:
-            results = json.load(fh)
-        results["summary"] = summarize(results)
-        write_markdown(results, os.path.join(out, "results.md"))
-        write_plot(results, os.path.join(out, "scaling.png"))
+        out = os.path.abspath(a.out or (_record.SCRATCH if a.quick else _record.RESULTS))
+        saved = _record.read_json(os.path.join(out, "speed.json"))
+        report(saved["header"], saved["results"], out)
         return 0
 
+    rec = _record.Record(__file__, a, argv, packages=("numpy", "smoothece", "relplot", "scipy", "scikit-learn"))
+    has_relplot = rec.header["versions"]["relplot"] is not None
+    if not has_relplot:
+        print("relplot not installed: its tasks are skipped (pip install relplot==1.0.3)", flush=True)
     if a.quick:
-        sizes = [10**k for k in range(3, 7)]
-        vsizes = [10**6]
+        sizes = [10**3, 10**4]
+        vsizes = [10**4]
         repeat = QUICK_REPEAT
-        peer_max_n = {k: 10**4 if k.startswith("reference.") else 10**3 for k in PEERS}
+        # relplot's import alone takes seconds (scikit-learn, scipy): the smoke run leaves it to peers.py
+        peer_max_n = {k: 0 if k.startswith("relplot.") else 10**3 for k in PEERS}
         skip_s = min(a.skip_s, 10.0)
+        slices = {"kind": "slices", "n": 1000, "count": 50, "rounds": 3}
     else:
         sizes = [10**k for k in range(3, 9)]
         vsizes = [10**6, 10**7]
         repeat = REPEAT
         peer_max_n = {}
         skip_s = a.skip_s
+        slices = {"kind": "slices", "n": 1000, "count": 1000, "rounds": 15}
     if a.sizes:
         sizes = sorted({int(x) for x in a.sizes})
         if a.variant_sizes is None:
@@ -1299,24 +1218,19 @@ def main(argv=None):
     if a.variant_sizes is not None:
         vsizes = sorted({int(x) for x in a.variant_sizes})
     cfg = {
-        "command": "python bench/run.py "
-        + " ".join(argv if argv is not None else sys.argv[1:]),
         "quick": a.quick,
         "sizes": sizes,
         "variant_sizes": vsizes,
         "repeat": repeat,
         "skip_s": skip_s,
         "peer_max_n": peer_max_n,
+        "relplot": has_relplot,
         "sigma": SIGMA,
         "n_boot": N_BOOT,
         "seed": SEED,
         "data": "f ~ Beta(2,2), y ~ Bernoulli(f^1.2), SeedSequence([seed, n, strided]), generated in chunks",
     }
-    results = {"machine": machine_info(), "config": cfg, "runs": []}
-
-    def save():
-        with open(jpath, "w") as fh:
-            json.dump(results, fh, indent=1)
+    results = {"config": cfg, "runs": []}
 
     t_start = time.perf_counter()
     last = {}  # peer -> (n, best time) of the main series, for the skip estimates
@@ -1334,7 +1248,7 @@ def main(argv=None):
             if t.get("est_s"):
                 last[name] = (n, t["est_s"])
         results["runs"].append(r)
-        save()
+        rec.save_json(results)
         print(
             f"[{time.perf_counter() - t_start:6.1f} s] n={fmt_n(n)} {variant}: "
             + ", ".join(
@@ -1357,30 +1271,26 @@ def main(argv=None):
             )
             r["series"] = "variant"
             results["runs"].append(r)
-            save()
+            rec.save_json(results)
             print(
                 f"[{time.perf_counter() - t_start:6.1f} s] n={fmt_n(n)} {v}: "
                 + ", ".join(f"{k} {fmt_s(t['best_s'])}" for k, t in r["tasks"].items()),
                 flush=True,
             )
     if 1000 in sizes:
-        results["slices"] = run_worker({"kind": "slices", "n": 1000, "count": 1000, "rounds": 15}, timeout=600)
+        results["slices"] = run_worker(slices, timeout=600)
         per = results["slices"]["per_call_s"]
-        print(f"[{time.perf_counter() - t_start:6.1f} s] 1000 slices of 1000 rows: "
+        print(f"[{time.perf_counter() - t_start:6.1f} s] {slices['count']} slices of 1000 rows: "
               + ", ".join(f"{k} {fmt_s(v)}" for k, v in per.items()), flush=True)
-    results["machine"]["loadavg_end"] = os.getloadavg()
-    results["machine"]["git_commit_end"] = machine_info()["git_commit"]
-    results["config"]["total_wall_s"] = time.perf_counter() - t_start
+    end = _record.git_commit()
+    if end != rec.header["commit"]:
+        results["commit_end"] = end
     results["summary"] = summarize(results)
-    save()
-    write_markdown(results, os.path.join(out, "results.md"))
-    write_plot(results, os.path.join(out, "scaling.png"))
+    rec.write(TITLE, markdown_body(results, "speed.png"), results)
+    write_plot(results, rec.header, rec.path("png"))
     for t in results["summary"]["targets"]:
         v = "n/a" if t["met"] is None else ("met" if t["met"] else "MISSED")
         print(f"  {v:6s} {t['target']}: {t['measured']} (goal {t['goal']})")
-    print(
-        f"wrote {jpath}, results.md, scaling.png in {time.perf_counter() - t_start:.0f} s"
-    )
     return 0
 
 
