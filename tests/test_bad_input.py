@@ -250,3 +250,65 @@ def test_read_only_inputs_are_accepted():
     f.flags.writeable = False
     y.flags.writeable = False
     assert smoothece.smece(f, y) == smoothece.smece(F, Y)
+
+
+# --- 2-D predictions: scikit-learn's predict_proba, one-column arrays, multiclass probabilities ---
+
+def test_predict_proba_passed_whole_gets_the_column_hint():
+    pytest.importorskip("sklearn")
+    from scipy.special import expit
+    from sklearn.linear_model import LogisticRegression
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(15_000, 3))
+    y = (X[:, 0] + rng.normal(size=X.shape[0]) > 0).astype(np.int8)
+    clf = LogisticRegression().fit(X, y)
+    proba = clf.predict_proba(X)
+    message = r"^f must be 1-D, got shape \(15000, 2\); .*take f\[:, 1\] \(the positive class's probability"
+    for call in (lambda: smoothece.smece(proba, y), lambda: smoothece.smece_sigma(proba, y, 0.05),
+                 lambda: smoothece.CalibrationSketch().update(proba, y)):
+        with pytest.raises(InputError, match=message) as err:
+            call()
+        assert (err.value.argument, err.value.index) == ("f", None)
+    # Following the hint scores the probability that y = 1: the logistic of the model's own score.
+    assert list(clf.classes_) == [0, 1]
+    np.testing.assert_allclose(proba[:, 1], expit(clf.decision_function(X)), rtol=1e-12)
+    assert smoothece.smece(proba[:, 1], y) == pytest.approx(smoothece.smece(expit(clf.decision_function(X)), y),
+                                                             rel=1e-9)
+
+
+def test_two_columns_that_are_not_class_probabilities_get_no_column_hint():
+    # Two models side by side, or two logits: [:, 1] could be the wrong number, so it is not suggested.
+    rng = np.random.default_rng(1)
+    two_models = rng.uniform(size=(50, 2))
+    y = (rng.uniform(size=50) < 0.5).astype(np.int8)
+    for f in (two_models, np.log(two_models)):
+        with pytest.raises(InputError, match=r"^f must be 1-D, got shape \(50, 2\); its 2 columns do not sum to 1") \
+                as err:
+            smoothece.smece(f, y)
+        assert "[:, 1]" not in str(err.value) and err.value.argument == "f"
+
+
+def test_multiclass_probabilities_point_to_the_multiclass_measures():
+    rng = np.random.default_rng(2)
+    probs = rng.dirichlet(np.ones(4), size=200)
+    labels = rng.integers(0, 4, size=200)
+    with pytest.raises(InputError, match=r"^f must be 1-D, got shape \(200, 4\); for a 4-class model's "
+                                         r"probabilities .*smoothece\.top_label_smece\(probs, labels\) or "
+                                         r"smoothece\.classwise_smece\(probs, labels\)") as err:
+        smoothece.smece(probs, labels)
+    assert "[:, 1]" not in str(err.value)
+    # The functions named take these arrays.
+    assert np.isfinite(smoothece.top_label_smece(probs, labels))
+    assert smoothece.classwise_smece(probs, labels).per_class.shape == (4,)
+
+
+def test_one_column_gets_the_ravel_hint():
+    with pytest.raises(InputError, match=r"^f must be 1-D, got shape \(5, 1\); pass f\[:, 0\] \(or f\.ravel\(\)\)"):
+        smoothece.smece(F[:, None], Y)
+    with pytest.raises(InputError, match=r"^y must be 1-D, got shape \(5, 1\); pass y\[:, 0\]"):
+        smoothece.smece(F, Y[:, None])
+    assert smoothece.smece(F[:, None][:, 0], Y) == smoothece.smece(F, Y)
+    # One-hot labels get no column hint from smece (which column is y = 1 is not the array's to say).
+    with pytest.raises(InputError, match=r"^y must be 1-D, got shape \(5, 2\)$"):
+        smoothece.smece(F, np.column_stack([1 - Y, Y]))

@@ -134,13 +134,42 @@ def as_1d(x: Any, name: str, accepted: tuple) -> np.ndarray:
     if arr.dtype.kind not in "biuf":
         raise TypeError(f"{name} must be an array of real numbers, got dtype {arr.dtype}")
     if arr.ndim != 1:
-        raise InputError(f"{name} must be 1-D, got shape {arr.shape}", name)
+        raise InputError(f"{name} must be 1-D, got shape {arr.shape}{_shape_hint(arr, name)}", name)
     if arr.dtype not in accepted:
         # Rare dtypes (float16, int16, uint32, ...): one exact conversion.
         wide, arr = arr, arr.astype(np.float64)
         if name == "y" and wide.dtype.kind == "f" and wide.dtype.itemsize > 8:
             _refuse_labels_rounded_to_0_1(wide, arr)
     return arr
+
+
+def _shape_hint(arr: np.ndarray, name: str) -> str:
+    """What a 2-D array passed for a 1-D argument suggests (computed on the error path only).
+
+    One column: the same values as a 1-D array. Predictions ``f`` of two columns whose rows
+    sum to 1 (scikit-learn's ``predict_proba`` of a binary classifier): the second column,
+    the probability of ``classes_[1]``, the class that y = 1 stands for. Only then is
+    ``[:, 1]`` named; other two-column predictions could be anything (two models, logits).
+    More columns: the multiclass measures."""
+    if arr.ndim != 2 or arr.shape[0] == 0:
+        return ""
+    n, k = arr.shape
+    if k == 1:
+        return f"; pass {name}[:, 0] (or {name}.ravel()), its one column as a 1-D array"
+    if name != "f":
+        return ""
+    if k == 2:
+        with np.errstate(invalid="ignore", over="ignore"):
+            in_range = bool(np.all((arr >= 0) & (arr <= 1)))
+            sums_to_1 = in_range and bool(np.all(np.abs(arr.sum(axis=1, dtype=np.float64) - 1.0) <= 2e-6))
+        if sums_to_1:
+            return ("; its 2 columns sum to 1 in every row, like predict_proba of a binary classifier: take "
+                    "f[:, 1] (the positive class's probability; predict_proba's column of classes_[1])")
+        return ("; its 2 columns do not sum to 1 in every row, so they are not one binary model's class "
+                "probabilities: pass the 1-D array of predicted probabilities that y = 1")
+    return (f"; for a {k}-class model's probabilities (one column per class) use "
+            f"smoothece.top_label_smece(probs, labels) or smoothece.classwise_smece(probs, labels) with labels "
+            f"the class indices (logits=... for logits)")
 
 
 def _refuse_labels_rounded_to_0_1(wide: np.ndarray, arr: np.ndarray) -> None:

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Dict, Optional, Union
 import numpy as np
 
 from ._typing import ArrayLike
+from ._util import format_p
 
 if TYPE_CHECKING:  # matplotlib is imported inside the functions, at draw time
     from matplotlib.axes import Axes
@@ -50,11 +51,25 @@ def _new_axes(ax: Optional[Axes], height: float = 5.0) -> Axes:
     return ax
 
 
+#: Margin of the frame below and above the unit square (data units): the rug of sampled
+#: predictions lies in it, outside the data, so that it never hides the curve's ends.
+#: (Only in y: a margin in x as well sends constrained layout's first pass, with the
+#: equal aspect, into cutting the x label of two diagrams side by side.)
+_MARGIN = 0.05
+#: The frame's height per unit of width.
+_TALL = 1.0 + 2.0 * _MARGIN
+#: The rug's strips: from _RUG[0] to _RUG[1] beyond 1 (rows with y = 1) and below 0 (y = 0).
+_RUG = (0.2 * _MARGIN, 0.9 * _MARGIN)
+#: Inset of annotations and legends from the corners of the unit square (data units).
+_INSET = 0.02
+
+
 def _frame(ax, show_diagonal: bool, xlabel: str = "Predicted probability",
            ylabel: str = "Observed frequency") -> None:
-    """Unit square, equal aspect, axis labels and (once per Axes) the diagonal."""
+    """The unit square with margins below and above it for the rug, equal aspect, axis
+    labels and (once per Axes) the diagonal."""
     ax.set_xlim(0.0, 1.0)
-    ax.set_ylim(0.0, 1.0)
+    ax.set_ylim(-_MARGIN, 1.0 + _MARGIN)
     ax.set_aspect("equal", adjustable="box")
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
@@ -63,15 +78,183 @@ def _frame(ax, show_diagonal: bool, xlabel: str = "Predicted probability",
                 gid="smoothece-diagonal")
 
 
-def _annotate(ax, text: str, color) -> None:
-    """Writes ``text`` in the upper-left corner, below the tick-mark rug and
-    below any earlier annotation of ours on the same Axes (so several models
-    drawn on one Axes do not overprint each other)."""
-    earlier = sum(t.get_text().count("\n") + 1 for t in ax.texts
-                  if (t.get_gid() or "").startswith("smoothece-annotation"))  # lines written so far
-    ax.text(0.04, 0.94 - 0.065 * earlier, text, transform=ax.transAxes, ha="left", va="top", color=color,
-            fontsize="medium", zorder=5, gid="smoothece-annotation",
-            bbox=dict(boxstyle="round,pad=0.25", facecolor="white", edgecolor="none", alpha=0.8))
+# --- placing text where it covers no data ----------------------------------------------------------
+#
+# Annotations and legends go in a corner of the unit square that the drawn data (the curve,
+# its bands, the bars) leave free. Their size in data units is estimated when they are drawn,
+# from the text's width in points (font metrics, no renderer) and the size of the Axes once
+# the figure's layout engine has placed it (:func:`_settle`). Drawn in data coordinates, they
+# stay where they were put; an Axes resized a lot afterwards may want the plot redrawn.
+
+#: The corners (legend locations), in order of preference when several are free: the anchor
+#: (x, y) in data units and the text's alignment there.
+_CORNERS = {
+    "upper left": (_INSET, 1.0 - _INSET, "left", "top"),
+    "lower right": (1.0 - _INSET, _INSET, "right", "bottom"),
+    "upper right": (1.0 - _INSET, 1.0 - _INSET, "right", "top"),
+    "lower left": (_INSET, _INSET, "left", "bottom"),
+}
+
+
+def _points(size) -> float:
+    """A font size ("small", 9, ...) in points (reads rcParams, changes nothing)."""
+    from matplotlib.font_manager import FontProperties
+
+    return float(FontProperties(size=size).get_size_in_points())
+
+
+def _text_width(lines, size) -> float:
+    """Width in points of the widest of ``lines`` at font ``size``: the font's metrics (no
+    renderer needed) with room for the hinting of small text, which Agg draws up to 10% wider
+    at some resolutions."""
+    from matplotlib.font_manager import FontProperties
+    from matplotlib.textpath import TextToPath
+
+    prop, measure = FontProperties(size=size), TextToPath()
+    widest = max((measure.get_text_width_height_descent(line, prop, ismath=False)[0] for line in lines), default=0.0)
+    return 1.1 * widest + 1.0
+
+
+def _settle(ax) -> None:
+    """Lets the figure's layout engine (constrained, tight), if any, place the Axes now, so
+    that its size is the one it will be drawn at (the engine runs again at every draw)."""
+    fig = ax.figure.canvas.figure  # the root figure (of a subfigure too): it lays out
+    engine = fig.get_layout_engine()
+    if engine is not None:
+        engine.execute(fig)
+
+
+def _axes_points(ax):
+    """Width and height in points of the box the layout gives ``ax`` now."""
+    box = ax.get_window_extent()
+    scale = 72.0 / ax.figure.dpi
+    return box.width * scale, box.height * scale
+
+
+def _unit_points(ax, panel: bool = False) -> float:
+    """Points per data unit of a diagram on ``ax`` (1 unit wide, ``_TALL`` high; sharing its
+    box with the density panel when ``panel``)."""
+    width, height = _axes_points(ax)
+    return max(min(width, height / (_TALL * (1.0 + _PANEL_GAP + _PANEL_HEIGHT if panel else 1.0))), 1.0)
+
+
+def _ink(box, regions) -> float:
+    """Area (data units²) of ``regions`` inside ``box`` = (x0, x1, y0, y1); each region is
+    (x, lo, hi, weight): the band lo(x)..hi(x) sampled on an even grid x."""
+    x0, x1, y0, y1 = box
+    total = 0.0
+    for x, lo, hi, weight in regions:
+        if x.size < 2:
+            continue
+        inside = (x >= x0) & (x <= x1) & np.isfinite(lo) & np.isfinite(hi)
+        overlap = np.clip(np.minimum(hi[inside], y1) - np.maximum(lo[inside], y0), 0.0, None)
+        total += weight * float(overlap.sum()) * float(x[1] - x[0])
+    return total
+
+
+def _corner_box(corner: str, width: float, height: float):
+    """(x0, x1, y0, y1) of a ``width x height`` box (data units) in ``corner``."""
+    x, y, ha, va = _CORNERS[corner]
+    x0 = x if ha == "left" else x - width
+    y1 = y if va == "top" else y + height
+    return x0, x0 + width, y1 - height, y1
+
+
+#: Room (points) kept between text and the data it must not cover.
+_GAP = 3.0
+
+
+def _place(candidates, regions, unit: float):
+    """The first of ``candidates`` — (choice, corners, width, height in points), in order of
+    preference — with a corner where its box, and a gap around it, covers none of
+    ``regions``; else the one covering least. Returns (choice, corner, box in data units)."""
+    best = None
+    grow = _GAP / unit
+    for choice, corners, width, height in candidates:
+        for corner in corners:
+            box = _corner_box(corner, width / unit, height / unit)
+            ink = _ink((box[0] - grow, box[1] + grow, box[2] - grow, box[3] + grow), regions)
+            if ink == 0.0:
+                return choice, corner, box
+            if best is None or ink < best[0]:
+                best = (ink, choice, corner, box)
+    return best[1:]
+
+
+def _band(x, lo, hi, weight: float = 1.0):
+    return (np.asarray(x, float), np.asarray(lo, float), np.asarray(hi, float), weight)
+
+
+def _line_region(x, y, half: float, weight: float = 1.0):
+    """A line drawn ``2 * half`` data units thick, as a region."""
+    y = np.asarray(y, float)
+    return _band(x, y - half, y + half, weight)
+
+
+#: The diagonal, as a region: text over it hides a reference, not data.
+_DIAGONAL = np.linspace(0.0, 1.0, 257)
+
+
+def _box_region(box, weight: float = 10.0):
+    """A box (x0, x1, y0, y1) as a region: what a legend must not cover."""
+    x0, x1, y0, y1 = box
+    x = np.linspace(x0, x1, 65)
+    return _band(x, np.full(x.size, y0), np.full(x.size, y1), weight)
+
+
+#: Font sizes of annotations, largest first: a smaller one where the larger covers data.
+_ANNOTATION_SIZES = ("medium", "small", "x-small")
+
+
+def _annotate(ax, text: str, color, regions, panel: bool = False):
+    """Writes ``text`` in the corner of the unit square where it covers none of ``regions``
+    (the curve, its bands, the bars) nor the diagonal, in the largest of the annotation sizes
+    for which there is such a corner (else where it covers least). A later annotation on the
+    same Axes (another model) goes in the same corner and size, below (or above) the earlier
+    ones. Returns the corner and the box (data units) that all annotations there take."""
+    unit = _unit_points(ax, panel)
+
+    def height(t, fs):  # points: each line with its spacing, the white box's padding, a gap
+        return 1.2 * fs * (t.count("\n") + 1) + 0.5 * fs + 2.0
+
+    def width(texts, size):
+        return _text_width([line for t in texts for line in t.split("\n")], size) + 0.5 * _points(size) + 2.0
+
+    earlier = [t for t in ax.texts if (t.get_gid() or "").startswith("smoothece-annotation")]
+    texts = [t.get_text() for t in earlier] + [text]
+    if earlier:
+        x, y = earlier[0].xy
+        corner = next((c for c, (cx, cy, ha, va) in _CORNERS.items()
+                       if (cx, cy, ha, va) == (x, y, earlier[0].get_ha(), earlier[0].get_va())), "upper left")
+        size = earlier[0].get_fontsize()
+    else:
+        candidates = [(size, list(_CORNERS), width(texts, size), height(text, _points(size)))
+                      for size in _ANNOTATION_SIZES]
+        size, corner, _ = _place(candidates, regions + [_line_region(_DIAGONAL, _DIAGONAL, 0.005, 0.5)], unit)
+    fs = _points(size)
+    pad = 0.25 * fs  # the white box's padding
+    x, y, ha, va = _CORNERS[corner]
+    below = sum(height(t, fs) for t in texts[:-1])
+    sign = -1.0 if va == "top" else 1.0
+    ax.annotate(text, (x, y), xycoords="data", textcoords="offset points",
+                xytext=(pad if ha == "left" else -pad, sign * (pad + below)), ha=ha, va=va, color=color,
+                fontsize=size, zorder=5, gid="smoothece-annotation", annotation_clip=False,
+                bbox=dict(boxstyle="round,pad=0.25", facecolor="white", edgecolor="none", alpha=0.8))
+    return corner, _corner_box(corner, width(texts, size) / unit, sum(height(t, fs) for t in texts) / unit)
+
+
+def _legend_size(labels, size, ncols: int = 1, frame: bool = True):
+    """Width and height in points of a legend of ``labels`` (matplotlib's default spacing)."""
+    import matplotlib
+
+    fs = _points(size)
+    rc = matplotlib.rcParams
+    rows = -(-len(labels) // ncols)
+    entry = (rc["legend.handlelength"] + rc["legend.handletextpad"]) * fs + _text_width(labels, size)
+    width = ncols * entry + (ncols - 1) * rc["legend.columnspacing"] * fs
+    height = rows * 1.2 * fs + (rows - 1) * rc["legend.labelspacing"] * fs
+    border = 2.0 * (rc["legend.borderpad"] + rc["legend.borderaxespad"]) * fs + (2.0 if frame else 0.0)
+    return width + border, height + border
 
 
 def _smece_text(diagram, digits: int = 3) -> str:
@@ -131,10 +314,39 @@ class _AbovePanel:
         frame = ax.figure.bbox
         width, height = box.width * frame.width, box.height * frame.height  # pixels
         total = 1.0 + _PANEL_GAP + _PANEL_HEIGHT  # the pair's height, in diagram heights
-        side = min(width, height / total)  # the diagram is square (equal aspect on the unit square)
-        x0 = box.x0 + 0.5 * (width - side) / frame.width
-        y0 = box.y0 + (0.5 * (height - side * total) + side * (total - 1.0)) / frame.height
-        return Bbox.from_bounds(x0, y0, side / frame.width, side / frame.height)
+        wide = min(width, height / (total * _TALL))  # the diagram is _TALL times as high as wide
+        high = _TALL * wide
+        x0 = box.x0 + 0.5 * (width - wide) / frame.width
+        y0 = box.y0 + (0.5 * (height - high * total) + high * (total - 1.0)) / frame.height
+        return Bbox.from_bounds(x0, y0, wide / frame.width, high / frame.height)
+
+
+def _legend_headroom(panel, ax, mesh, pos, neg) -> float:
+    """Draws the density panel's legend in the top corner (right, left or centre) where the
+    densities leave the most room, and returns the panel's upper y limit: 8% above the
+    highest density, raised where needed so that the densities under the legend stay below it."""
+    labels = [line.get_label() for line in panel.lines]
+    curves = np.vstack([pos, neg])
+    finite = curves[np.isfinite(curves)]
+    peak = float(finite.max()) if finite.size and finite.max() > 0 else 1.0 / 1.08
+    if not labels:
+        return 1.08 * peak
+    unit = _unit_points(ax, panel=True)
+    width, height = _legend_size(labels, "x-small", ncols=2, frame=False)
+    under = min(height / (_PANEL_HEIGHT * _TALL * unit), 0.8)  # of the panel's height
+    half = 0.5 * width / unit
+    spans = {"upper right": (1.0 - 2.0 * half, 1.0), "upper left": (0.0, 2.0 * half),
+             "upper center": (0.5 - half, 0.5 + half)}
+
+    def top(span):
+        inside = (mesh >= span[0]) & (mesh <= span[1])
+        there = curves[:, inside]
+        there = there[np.isfinite(there)]
+        return max(1.08 * peak, float(there.max()) / (1.0 - under) * 1.03 if there.size else 0.0)
+
+    loc = min(spans, key=lambda c: top(spans[c]))
+    panel.legend(loc=loc, fontsize="x-small", frameon=False, ncols=2)
+    return top(spans[loc])
 
 
 def _density_panel(ax, diagram, color) -> Any:
@@ -153,13 +365,11 @@ def _density_panel(ax, diagram, color) -> Any:
     if np.isfinite(neg).any():
         panel.plot(mesh, neg, color="0.35", linewidth=1.2, linestyle="--", label="y = 0",
                    gid="smoothece-density-negative")
-    finite = np.concatenate([pos[np.isfinite(pos)], neg[np.isfinite(neg)]])
-    panel.set_ylim(0.0, 1.08 * finite.max() if finite.size and finite.max() > 0 else 1.0)
+    panel.set_ylim(0.0, _legend_headroom(panel, ax, mesh, pos, neg))
     panel.set_xlim(0.0, 1.0)
     panel.set_ylabel("Density")
     panel.set_xlabel(ax.get_xlabel())
     panel.tick_params(axis="y", labelsize="small")
-    panel.legend(loc="upper right", fontsize="x-small", frameon=False, ncols=2)
     ax.set_xlabel("")
     ax.tick_params(axis="x", labelbottom=False)
     return panel
@@ -194,21 +404,29 @@ def plot_diagram(
         Draw the pointwise bootstrap band (when the diagram has one).
     consistency : bool, default True
         Draw the consistency band (when the diagram has one): where the
-        curve would lie if the model were perfectly calibrated.
+        curve would lie if the model were perfectly calibrated. A legend
+        explains it, in a corner the annotation and the data leave free
+        (only the band's own entry, or a smaller font, where the whole
+        legend does not fit).
     ticks : bool, default True
-        Draw a rug of the sampled predictions: rows with y = 1 at the top
-        of the frame, rows with y = 0 at the bottom.
+        Draw a rug of the sampled predictions in the frame's margins, outside
+        the unit square: rows with y = 1 above 1, rows with y = 0 below 0.
     annotate : bool, default True
-        Write the SmoothECE in the upper-left corner: ``smECE = v ± w`` when
+        Write the SmoothECE in the corner of the unit square that the curve,
+        its bands and the diagonal leave free (upper left when several are;
+        in a smaller font where the Axes are too small for the usual one;
+        a later model on the same Axes below the earlier): ``smECE = v ± w`` when
         the bootstrap interval is symmetric about ``v`` to the digits shown,
         else ``smECE = v`` with ``95% CI lo–hi`` on a second line (the
         interval of a well calibrated model lies above ``v``); ``smECE = v``
         without bootstrap.
     density_panel : bool, default False
         Add a panel under the diagram with the prediction densities of the
-        rows with y = 1 and y = 0; it takes over the x axis label. Diagram
-        and panel share the box of ``ax`` (so they fit in a grid of
-        subplots); a new figure is made taller for the panel.
+        rows with y = 1 and y = 0; it takes over the x axis label. Its legend
+        goes in the top corner the densities leave free (the panel's top is
+        raised where they leave none). Diagram and panel share the box of
+        ``ax`` (so they fit in a grid of subplots); a new figure is made
+        taller for the panel.
     width_scale : float, default 1.0
         Multiplies the curve's line widths, which follow the prediction
         density (thick where there is data, thin where there is little).
@@ -234,12 +452,14 @@ def plot_diagram(
     mu = np.asarray(diagram.mu, dtype=float)
 
     drew_consistency = False
+    shaded = []  # the bands drawn, (lower, upper)
     if consistency and diagram.consistency_lower is not None and diagram.consistency_upper is not None:
         lo, hi = np.asarray(diagram.consistency_lower, float), np.asarray(diagram.consistency_upper, float)
-        ax.fill_between(mesh, lo, hi, where=np.isfinite(lo) & np.isfinite(hi), facecolor="0.55", alpha=0.22,
-                        edgecolor="0.4", hatch="////", linewidth=0.0, zorder=1.5,
-                        label="consistency band", gid="smoothece-consistency")
+        consistency_band = ax.fill_between(
+            mesh, lo, hi, where=np.isfinite(lo) & np.isfinite(hi), facecolor="0.55", alpha=0.22, edgecolor="0.4",
+            hatch="////", linewidth=0.0, zorder=1.5, label="consistency band", gid="smoothece-consistency")
         drew_consistency = True
+        shaded.append((lo, hi))
 
     if band and diagram.lower is not None and diagram.upper is not None:
         lo, hi = np.asarray(diagram.lower, float), np.asarray(diagram.upper, float)
@@ -248,6 +468,7 @@ def plot_diagram(
                         # a labelled model's band is told apart by its colour; one legend entry per model
                         label=f"{diagram.level:.0%} bootstrap band" if label is None else f"_{label} band",
                         gid="smoothece-band")
+        shaded.append((lo, hi))
 
     segments, widths = _segment_widths(mesh, mu, np.asarray(diagram.density, dtype=float), float(width_scale))
     curve = LineCollection(segments, linewidths=widths, colors=color, capstyle="round", joinstyle="round",
@@ -256,26 +477,44 @@ def plot_diagram(
     ax.add_collection(curve, autolim=False)
 
     if ticks:
-        # x in data units, y in axes fraction: the rug hugs the frame at any size.
+        # In the frame's margin, outside the unit square: the curve's ends at 0 and 1 stay visible.
         f = np.asarray(diagram.sample_f, dtype=float)
         y = np.asarray(diagram.sample_y, dtype=float)
-        rug: Dict[str, Any] = dict(transform=ax.get_xaxis_transform(), colors=color, linewidths=0.6, alpha=0.35,
-                                   zorder=2.5)
-        ax.vlines(f[y == 1], 0.965, 1.0, gid="smoothece-ticks-positive", **rug)
-        ax.vlines(f[y == 0], 0.0, 0.035, gid="smoothece-ticks-negative", **rug)
+        rug: Dict[str, Any] = dict(colors=color, linewidths=0.6, alpha=0.35, zorder=2.5)
+        ax.vlines(f[y == 1], 1.0 + _RUG[0], 1.0 + _RUG[1], gid="smoothece-ticks-positive", **rug)
+        ax.vlines(f[y == 0], -_RUG[1], -_RUG[0], gid="smoothece-ticks-negative", **rug)
 
     _frame(ax, show_diagonal, diagram.xlabel, diagram.ylabel)
 
+    # What text must not cover: the curve (as thick as drawn, plus a little), its bands.
+    _settle(ax)
+    unit = _unit_points(ax, density_panel)
+    regions = [_line_region(segments[:, :, 0].mean(axis=1), segments[:, :, 1].mean(axis=1),
+                            (0.5 * widths.max() + 2.0) / unit if widths.size else 0.0)] if len(segments) else []
+    regions += [_band(mesh, lo, hi) for lo, hi in shaded]
+    corner, obstacles = None, list(regions)
     if annotate:
         text = _smece_text(diagram)
         if label is not None:
             text = f"{label}: {text}"
-        _annotate(ax, text, color)
+        corner, box = _annotate(ax, text, color, regions, density_panel)
+        obstacles.append(_box_region(box))
 
     if drew_consistency:
         # The hatched band needs explaining; otherwise the annotation names the model and
-        # a legend is left to the caller (``ax.legend()``).
-        ax.legend(loc="lower right", fontsize="small", framealpha=0.85)
+        # a legend is left to the caller (``ax.legend()``). In a corner the annotation left
+        # free where it covers no data: the whole legend, else only the hatched band's entry,
+        # else that entry in a smaller font (else where it covers least).
+        free = [c for c in _CORNERS if c != corner]
+        free = free[1:] + free[:1] if corner is None else free  # lower right first, as ever
+        handles, labels = ax.get_legend_handles_labels()
+        alone = ([consistency_band], [consistency_band.get_label()])
+        candidates = [((entries, size), free, *_legend_size(entries[1], size))
+                      for entries, size in [((handles, labels), "small"), (alone, "small"), (alone, "x-small")]]
+        obstacles.append(_line_region(_DIAGONAL, _DIAGONAL, 0.005, 0.5))
+        ((handles, labels), size), loc, _ = _place(candidates, obstacles, unit)
+        ax.legend(handles, labels, loc=loc, bbox_to_anchor=(0.0, 0.0, 1.0, 1.0), bbox_transform=ax.transData,
+                  fontsize=size, framealpha=0.85)
 
     if density_panel:
         _density_panel(ax, diagram, color)
@@ -379,25 +618,48 @@ def plot_binned_diagram(
                         textcoords="offset points", ha="center", va="bottom", rotation=90,
                         fontsize="xx-small", color="0.25", gid="smoothece-count")
     _frame(ax, show_diagonal=True)
-    _annotate(ax, f"binned ECE = {b.ece('l1'):.3f}", color)
+    # What the annotation must not cover: the bars (from 0 up to their mean label) and the markers' line.
+    x = np.linspace(0.0, 1.0, 513)
+    which = np.clip(np.searchsorted(right, x, side="left"), 0, max(right.size - 1, 0))
+    in_bar = (x >= left[which]) & (x <= right[which]) if right.size else np.zeros(x.size, bool)
+    tops = np.where(in_bar, b.mean_y[filled][which] if right.size else 0.0, np.nan)
+    _settle(ax)
+    unit = _unit_points(ax)
+    regions = [_band(x, np.zeros_like(x), tops)]
+    if right.size:
+        means = np.interp(x, b.mean_f[filled], b.mean_y[filled], left=np.nan, right=np.nan)
+        regions.append(_line_region(x, means, 4.0 / unit))
+    _annotate(ax, f"binned ECE = {b.ece('l1'):.3f}", color, regions)
     return ax
 
 
 def plot_groups(result: GroupedCalibration, ax: Optional[Axes] = None, *, max_groups: int = 40, alpha: float = 0.05,
-                color: ColorType = "C0", flag_color: ColorType = "C3") -> Axes:
+                color: ColorType = "C0", flag_color: ColorType = "C3", p_values: Optional[bool] = None) -> Axes:
     """Draws a :class:`smoothece.GroupedCalibration`: a forest plot for categories,
     a drift plot for ordered keys (numbers, dates).
 
     Forest plot: one row per group, the ``max_groups`` largest SmoothECEs
-    first, each a point with its bootstrap interval (when computed) and its
-    row count at the right. Drift plot: the SmoothECE over the keys, with the
-    interval as a band. Groups whose Benjamini–Hochberg adjusted p-value is
-    at most ``alpha`` (when the test was run) are drawn in ``flag_color``.
+    first, each a point with its bootstrap interval (when computed), and a
+    column inside the Axes at the right with its row count and (when the
+    test was run) its Benjamini–Hochberg adjusted p-value, ``p < 0.001`` at
+    the resolution of the simulations. ``p_values`` True or False shows or
+    hides that p-value; None shows it where the column leaves the data at
+    least 60% of the Axes' width (the colour flags the groups either way).
+    Drift plot: the SmoothECE over the keys, with the interval as a band.
+    Groups whose adjusted p-value is at most ``alpha`` (when the test was
+    run) are drawn in ``flag_color``.
+
+    Everything but the group names (tick labels) and axis labels is drawn
+    inside the Axes, so panels side by side do not overprint each other;
+    long group names need a layout (``layout="constrained"``) as any tick
+    labels do.
 
     Returns the Axes drawn on (a new figure when ``ax`` is None).
     """
     if isinstance(max_groups, bool) or not isinstance(max_groups, (int, np.integer)) or max_groups < 1:
         raise ValueError(f"max_groups must be a positive int, got {max_groups!r}")
+    if p_values is not None and not isinstance(p_values, (bool, np.bool_)):
+        raise TypeError(f"p_values must be a bool or None, got {p_values!r}")
     value = np.asarray(result.smece, dtype=float)
     low, high = np.asarray(result.low, dtype=float), np.asarray(result.high, dtype=float)
     flagged = np.asarray(result.p_adjusted, dtype=float) <= alpha
@@ -432,22 +694,48 @@ def plot_groups(result: GroupedCalibration, ax: Optional[Axes] = None, *, max_gr
     if ax is None:
         import matplotlib.pyplot as plt
 
-        _, ax = plt.subplots(figsize=(6, 1.2 + 0.24 * rows), layout="constrained")
+        _, ax = plt.subplots(figsize=(6, 1.3 + 0.24 * rows), layout="constrained")
     where = np.arange(rows)[::-1]  # the largest at the top
     colors = [flag_color if flagged[i] else color for i in order]
     if has_interval:
         ax.hlines(where, low[order], high[order], colors=colors, linewidth=1.5, gid="smoothece-group-intervals")
     ax.scatter(value[order], where, c=colors, s=18, zorder=3, gid="smoothece-group-points")
     ax.set_yticks(where, [str(k) for k in np.asarray(result.keys)[order]])
-    counts = ax.secondary_yaxis("right")
-    counts.set_yticks(where, [f"n={int(n):,}" for n in np.asarray(result.n)[order]])
-    counts.tick_params(length=0, labelsize="small")
     ax.set_ylim(-0.7, rows - 0.3)
-    ax.set_xlim(left=0.0)
-    ax.set_xlabel(f"SmoothECE ({name})" + (f", {result.level:.0%} bootstrap intervals" if has_interval else ""))
+    ax.set_xlabel(name + (f" ({result.level:.0%} bootstrap CI)" if has_interval else ""))
+
+    # A text column at the right, inside the Axes (so that it never runs into a neighbouring
+    # panel): each group's row count and, when tested, its BH-adjusted p-value. The data keep
+    # the rest of the width.
+    counts = [f"n={int(n):,}" for n in np.asarray(result.n)[order]]
+    p_texts = [format_p(p, result.n_sim) for p in np.asarray(result.p_adjusted)[order]] if result.n_sim else []
+    size = "small"
+    gap = 0.8 * _points(size)
+    n_width, p_width = _text_width(counts, size) + gap + 4.0, _text_width(p_texts, size) + gap  # points
     hidden = len(result) - rows
     title = f"{rows} of {len(result)} groups, largest first" if hidden else f"{rows} groups, largest first"
-    if flagged.any():
-        title += f"; red: BH-adjusted p ≤ {alpha:g}"
+    if p_values is None:  # p-values where they leave the data at least 60% of the width
+        _settle(ax)
+        p_values = bool(p_texts) and (n_width + p_width) / max(_axes_points(ax)[0], 1.0) <= 0.4
+    if not (p_values and p_texts):
+        p_texts, p_width = [], 0.0
+    if p_texts:
+        title += f"\np: BH-adjusted; red: p ≤ {alpha:g}" if flagged.any() else "\np: BH-adjusted"
+    elif flagged.any():
+        title += f"\nred: BH-adjusted p ≤ {alpha:g}"
     ax.set_title(title, fontsize="small")
+    _settle(ax)
+    share = min((n_width + p_width) / max(_axes_points(ax)[0], 1.0), 0.6)  # of the Axes' width
+    for y_at, n_text, p_text in zip(where, counts, p_texts or [None] * rows):
+        ax.annotate(n_text, (1.0, y_at), xycoords=("axes fraction", "data"), xytext=(-4.0 - p_width, 0.0),
+                    textcoords="offset points", ha="right", va="center", fontsize=size, color="0.3",
+                    gid="smoothece-group-n")
+        if p_text is not None:
+            ax.annotate(p_text, (1.0, y_at), xycoords=("axes fraction", "data"), xytext=(-4.0, 0.0),
+                        textcoords="offset points", ha="right", va="center", fontsize=size, color="0.3",
+                        gid="smoothece-group-p")
+    shown = np.concatenate([value[order], high[order] if has_interval else []])
+    shown = shown[np.isfinite(shown)]
+    right = 1.05 * float(shown.max()) if shown.size and shown.max() > 0 else 1.0
+    ax.set_xlim(0.0, right / (1.0 - share))
     return ax
