@@ -56,7 +56,7 @@ def main(out_dir: str = IMAGES) -> str:
     print(by_method)
     worst = int(np.nanargmax(by_method.smece))
     print(f"worst method: {by_method.keys[worst]} (SmoothECE {by_method.smece[worst]:.3f}, "
-          f"adjusted p = {by_method.p_adjusted[worst]:.3g}); wrote {out}")
+          f"BH-adjusted p = {by_method.p_adjusted[worst]:.3g}); wrote {out}")
     return out
 
 

@@ -46,7 +46,8 @@ def main(out_dir: str = IMAGES) -> str:
 
     print(f"DAFFS: n = {f.size}, smECE = {diagram.smece:.4f} "
           f"(95% bootstrap interval {diagram.smece_low:.4f} to {diagram.smece_high:.4f}), "
-          f"binned ECE (15 bins) = {binned:.4f}, calibration test p = {test.p_value:.3g}")
+          f"binned ECE (15 bins) = {binned:.4f}, calibration test p = {test.p_value:.3g} "
+          f"(at least 1/{test.n_sim + 1}: {test.n_sim} simulations)")
     print(f"wrote {out}")
     return out
 

@@ -437,3 +437,29 @@ def test_grouped_rows_in_batches_with_new_key_kinds(rows):
         got = batches.smece_by_group()
         assert list(got.keys) == list(whole.keys) and got.ordered == whole.ordered
         np.testing.assert_array_equal(got.smece, whole.smece)
+
+
+def test_plots_of_period_and_tuple_keys(tmp_path):
+    pd = pytest.importorskip("pandas")
+    from matplotlib.figure import Figure
+
+    rng = np.random.default_rng(11)
+    day = pd.Series(pd.Timestamp("2024-01-30") + pd.to_timedelta(rng.integers(0, 120, 6000), unit="D"))
+    model = rng.choice(["a", "b"], day.size)
+    f = rng.beta(2, 2, day.size)
+    y = rng.random(f.size) < f
+    fig = Figure(figsize=(10, 4), layout="constrained")
+    drift_ax, forest_ax = fig.subplots(1, 2)
+    months = smoothece.smece_by_group(f, y, day.dt.to_period("M"))
+    months.plot(ax=drift_ax)  # a drift over the months' starts
+    line = next(a for a in drift_ax.lines if a.get_gid() == "smoothece-group-line")
+    starts = pd.PeriodIndex(months.keys).to_timestamp().to_numpy()
+    np.testing.assert_array_equal(np.asarray(line.get_xdata(), dtype="datetime64[ns]"), starts)
+    np.testing.assert_array_equal(line.get_ydata(), months.smece)
+    pairs = smoothece.smece_by_group(f, y, (model, day.dt.to_period("M")))
+    pairs.plot(ax=forest_ax)  # a forest, labelled as format_keys writes the keys, worst at the top
+    ticks = sorted(forest_ax.get_yticklabels(), key=lambda t: -t.get_position()[1])  # top to bottom
+    shown = [t.get_text() for t in ticks]
+    expected = [smoothece.groups.format_keys(pairs.keys)[i] for i in pairs.order("smece")]
+    assert shown == expected and " / 2024-0" in shown[0]
+    fig.savefig(tmp_path / "keys.png")

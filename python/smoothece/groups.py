@@ -23,7 +23,7 @@ import numpy as np
 from . import _core, _validate
 from ._errors import InputError
 from ._typing import ArrayLike
-from ._util import ToDict, frozen
+from ._util import ToDict, format_p, frozen
 from .sketch import DEFAULT_RESOLUTION, CalibrationSketch
 
 if TYPE_CHECKING:
@@ -530,7 +530,7 @@ class GroupedCalibration(ToDict):
             if self.n_boot:
                 extra += f" [{self.low[i]:.4g}, {self.high[i]:.4g}]"
             if self.n_sim:
-                extra += f" p={self.p_value[i]:.3g} (adjusted {self.p_adjusted[i]:.3g})"
+                extra += f" {format_p(self.p_value[i], self.n_sim)} (adjusted {self.p_adjusted[i]:.3g})"
             return f"  {labels[i]}: smece={self.smece[i]:.6g}{extra}, n={int(self.n[i])}"
 
         lines += [line(i) for i in rows]

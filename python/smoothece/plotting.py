@@ -633,6 +633,16 @@ def plot_binned_diagram(
     return ax
 
 
+def _drift_axis(keys: np.ndarray) -> np.ndarray:
+    """Ordered keys as x values matplotlib can draw: pandas periods at their start."""
+    keys = np.asarray(keys)
+    if keys.dtype.kind == "O" and keys.size and type(keys[0]).__name__ == "Period":
+        import pandas as pd  # period keys come from pandas, so it is installed
+
+        return pd.PeriodIndex(keys).to_timestamp().to_numpy()
+    return keys
+
+
 def plot_groups(result: GroupedCalibration, ax: Optional[Axes] = None, *, max_groups: int = 40, alpha: float = 0.05,
                 color: ColorType = "C0", flag_color: ColorType = "C3", p_values: Optional[bool] = None) -> Axes:
     """Draws a :class:`smoothece.GroupedCalibration`: a forest plot for categories,
@@ -670,7 +680,7 @@ def plot_groups(result: GroupedCalibration, ax: Optional[Axes] = None, *, max_gr
             import matplotlib.pyplot as plt
 
             _, ax = plt.subplots(figsize=(7, 3.8), layout="constrained")
-        keys = np.asarray(result.keys)
+        keys = _drift_axis(result.keys)
         if has_interval:
             ax.fill_between(keys, low, high, color=color, alpha=0.2, linewidth=0, gid="smoothece-group-band",
                             label=f"{result.level:.0%} bootstrap interval")
@@ -687,9 +697,9 @@ def plot_groups(result: GroupedCalibration, ax: Optional[Axes] = None, *, max_gr
             ax.xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator))
         ax.set_ylabel(f"SmoothECE ({name})")
         ax.set_ylim(bottom=0.0)
-        ax.legend(loc="upper left", fontsize="small", frameon=False)
+        ax.legend(loc="best", fontsize="small", frameon=False)
         return ax
-    order = np.argsort(-np.nan_to_num(value, nan=-1.0), kind="stable")[:max_groups]
+    order = result.order("smece")[:max_groups]  # the worst at the top, NaN last
     rows = len(order)
     if ax is None:
         import matplotlib.pyplot as plt
@@ -700,7 +710,10 @@ def plot_groups(result: GroupedCalibration, ax: Optional[Axes] = None, *, max_gr
     if has_interval:
         ax.hlines(where, low[order], high[order], colors=colors, linewidth=1.5, gid="smoothece-group-intervals")
     ax.scatter(value[order], where, c=colors, s=18, zorder=3, gid="smoothece-group-points")
-    ax.set_yticks(where, [str(k) for k in np.asarray(result.keys)[order]])
+    from .groups import format_keys
+
+    labels = format_keys(result.keys)
+    ax.set_yticks(where, [labels[i] for i in order])
     ax.set_ylim(-0.7, rows - 0.3)
     ax.set_xlabel(name + (f" ({result.level:.0%} bootstrap CI)" if has_interval else ""))
 
