@@ -1,7 +1,7 @@
 """Forward (r2c) against inverse (c2r) real transforms in FFTW's estimated plans.
 
 The core's Spectrum computes the cosine coefficients of a grid's masses
-either way (cpp/core/smoothing.cpp); it takes the inverse transform at
+either way (cpp/core/smoothing/spectrum.cpp); it takes the inverse transform at
 lengths 3·2^k and the forward one at powers of two, as this table says.
 A second table times the inverse transform that reads smECEσ off a grid of
 M intervals (length 2M) per node, for every 5-smooth M over two octaves:

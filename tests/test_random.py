@@ -1,6 +1,6 @@
 """The C++ generator's raw words against numpy's own Philox4x64-10.
 
-RandomStream(seed, stream) (cpp/core/random.hpp) uses the key {seed, stream}
+RandomStream(seed, stream) (cpp/core/runtime/random.hpp) uses the key {seed, stream}
 and the counters {0, 0, 0, 0}, {1, 0, 0, 0}, ..., and returns the four words of
 each block in order. numpy.random.Philox reads an integer key with its low
 64 bits as key[0], and adds one to the 256-bit counter *before* it computes a

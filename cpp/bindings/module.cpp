@@ -2,10 +2,10 @@
 // that report on the core itself; no logic of its own.
 #include "pybind11.hpp"
 
-#include "errors.hpp"
-#include "random.hpp"
-#include "resample.hpp"
-#include "rows.hpp"
+#include "pass/rows.hpp"
+#include "resampling/resample.hpp"
+#include "runtime/errors.hpp"
+#include "runtime/random.hpp"
 
 namespace smoothece::bind {
 void register_analysis(py::module_& m);

@@ -18,9 +18,10 @@
 #include <string>
 #include <type_traits>
 
-#include "columns.hpp"
-#include "metric.hpp"
-#include "pool.hpp"
+#include "pass/columns.hpp"
+#include "resampling/resample.hpp"
+#include "runtime/pool.hpp"
+#include "summary/metric.hpp"
 
 namespace py = pybind11;
 
@@ -63,6 +64,12 @@ inline Metric as_metric(const std::string& name) {
     if (name == "l1") return Metric::L1;
     if (name == "logit") return Metric::Logit;
     throw py::value_error("metric must be 'l1' or 'logit', got '" + name + "'");
+}
+
+inline WeightKind as_weight_kind(const std::string& kind) {
+    if (kind == "importance") return WeightKind::Importance;
+    if (kind == "frequency") return WeightKind::Frequency;
+    throw py::value_error("weights must be 'importance' or 'frequency', got '" + kind + "'");
 }
 
 // A std::vector handed to numpy without a copy (the capsule owns it).

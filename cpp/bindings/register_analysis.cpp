@@ -1,6 +1,6 @@
 #include "pybind11.hpp"
 
-#include "analysis.hpp"
+#include "answers/analysis.hpp"
 
 namespace smoothece::bind {
 
@@ -25,12 +25,6 @@ ResampleKind as_kind(const std::string& kind) {
     if (kind == "bootstrap") return ResampleKind::Bootstrap;
     if (kind == "consistency") return ResampleKind::Consistency;
     throw py::value_error("kind must be 'bootstrap' or 'consistency', got '" + kind + "'");
-}
-
-WeightKind as_weight_kind(const std::string& kind) {
-    if (kind == "importance") return WeightKind::Importance;
-    if (kind == "frequency") return WeightKind::Frequency;
-    throw py::value_error("weights must be 'importance' or 'frequency', got '" + kind + "'");
 }
 
 }  // namespace
@@ -78,8 +72,7 @@ void register_analysis(py::module_& m) {
         .def_property_readonly("rows", [](const Analysis& a) { return a.summary().rows; })
         .def_property_readonly("total_weight", [](const Analysis& a) { return a.summary().total_weight(); })
         .def_property_readonly("min_sigma",
-                               [](const Analysis& a) { return a.summary().min_sigma() * a.summary().mapping.span; })
-        .def_property_readonly("has_rows", &Analysis::has_rows);
+                               [](const Analysis& a) { return a.summary().min_sigma() * a.summary().mapping.span; });
 
     m.def(
         "pointwise_band",

@@ -1,6 +1,7 @@
 #include "pybind11.hpp"
 
-#include "groups.hpp"
+#include "products/group_codes.hpp"
+#include "products/groups.hpp"
 
 namespace smoothece::bind {
 
@@ -25,9 +26,7 @@ GroupOptions as_options(const std::string& metric, std::int64_t n_boot, std::int
     o.n_sim = n_sim;
     o.level = level;
     o.seed = seed;
-    if (weights == "importance") o.weights = WeightKind::Importance;
-    else if (weights == "frequency") o.weights = WeightKind::Frequency;
-    else throw py::value_error("weights must be 'importance' or 'frequency', got '" + weights + "'");
+    o.weights = as_weight_kind(weights);
     return o;
 }
 

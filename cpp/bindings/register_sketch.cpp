@@ -1,6 +1,6 @@
 #include "pybind11.hpp"
 
-#include "sketch.hpp"
+#include "products/sketch.hpp"
 
 namespace smoothece::bind {
 

@@ -1,7 +1,8 @@
 // Tests of random.hpp: Philox against its published answers, our log/exp
 // against the C library, the samplers against their distributions, and
-// determinism. Built with -DSMOOTHECE_BUILD_TESTS=ON and run by ctest; also
-// built with -DSMOOTHECE_PORTABLE_MULHILO to check the portable 128-bit product.
+// determinism. Built with -DSMOOTHECE_BUILD_TESTS=ON and run by ctest, a
+// case at a time (harness.hpp); also built with -DSMOOTHECE_PORTABLE_MULHILO
+// to check the portable 128-bit product.
 //
 // Statistical checks use fixed seeds and tolerances from the theory: means and
 // variances within 5 standard errors, Kolmogorov–Smirnov and chi-square tests
@@ -18,18 +19,13 @@
 #include <thread>
 #include <vector>
 
-#include "random.hpp"
+#include "harness.hpp"
+#include "runtime/random.hpp"
 
 using namespace smoothece;
+using smoothece::testing::check;
 
 namespace {
-
-int failures = 0;
-
-void check(bool ok, const std::string& what) {
-    std::printf("%s %s\n", ok ? "ok  " : "FAIL", what.c_str());
-    if (!ok) ++failures;
-}
 
 std::string fmt(double x) {
     char buf[64];
@@ -40,7 +36,7 @@ std::string fmt(double x) {
 // ---------------------------------------------------------------------------
 // Philox
 
-void test_philox() {
+TEST(philox) {
     // Known answers for philox4x64 with 10 rounds, from the Random123
     // distribution's tests/kat_vectors (github.com/DEShawResearch/random123):
     // counter and key all zeros, all ones, and digits of pi.
@@ -149,7 +145,7 @@ struct Sweep {
     }
 };
 
-void test_math() {
+TEST(math) {
     RandomStream s(2024, 1);
     {
         Sweep sweep;
@@ -239,7 +235,7 @@ void test_math() {
 // ---------------------------------------------------------------------------
 // The exact log-probabilities behind BTRD and PTRS
 
-void test_log_probabilities() {
+TEST(log_probabilities) {
     // Binomial log f(k)/f(m) against the sum of the logs of the ratios of
     // successive probabilities, in long double, up to n = 2^62 where terms of
     // size n·log n would lose everything.
@@ -469,7 +465,7 @@ std::vector<double> draws_of(int n, Draw draw) {
     return x;
 }
 
-void test_continuous() {
+TEST(continuous) {
     RandomStream s(11, 0);
     {
         const auto x = draws_of(1000000, [&] { return s.uniform(); });
@@ -573,7 +569,7 @@ void test_continuous() {
              [](double v) { return 2.0L * std::asin(std::sqrt(static_cast<long double>(v))) / 3.14159265358979323846L; });
 }
 
-void test_binomial() {
+TEST(binomial) {
     RandomStream s(12, 0);
     // Both sides of the switch at n·min(p, q) = 10, and p > ½ by symmetry.
     const std::pair<std::int64_t, double> cases[] = {{1, 0.3},      {20, 0.3},      {1000, 0.009}, {400, 0.0249},
@@ -631,7 +627,7 @@ void test_binomial() {
 // exact ones (long double, from lgamma at the low end and the ratios
 // upwards), every slot's edge (the words whose fraction lies just below and at
 // its threshold), its draws by chi-square, one word a draw, and its limits.
-void test_binomial_table() {
+TEST(binomial_table) {
     RandomStream s(14, 0);
     const std::pair<std::int64_t, double> cases[] = {{1, 0.3},       {20, 0.3},      {1000, 0.5},
                                                      {1000, 0.009},  {5000, 0.97},   {123457, 1e-3},
@@ -722,7 +718,7 @@ void test_binomial_table() {
           "binomial table: bad n or p refused");
 }
 
-void test_poisson() {
+TEST(poisson) {
     RandomStream s(13, 0);
     for (double mean : {0.01, 0.7, 4.0, 9.99, 10.0, 17.3, 150.0, 1e4, 3e7}) {
         const int draws = 1000000;
@@ -765,7 +761,7 @@ void test_poisson() {
 // ---------------------------------------------------------------------------
 // Edge cases and determinism
 
-void test_edges() {
+TEST(edges) {
     RandomStream s(14, 0), fresh(14, 0);
     check(s.binomial(0, 0.3) == 0 && s.binomial(100, 0.0) == 0 && s.binomial(100, 1.0) == 100 && s.poisson(0.0) == 0 &&
               s.next_u64() == fresh.next_u64(),
@@ -821,7 +817,7 @@ std::uint64_t digest(std::uint64_t seed, std::uint64_t stream) {
     return h;
 }
 
-void test_determinism() {
+TEST(determinism) {
     check(digest(5, 9) == digest(5, 9), "same (seed, stream): same numbers");
     check(digest(5, 9) != digest(5, 10) && digest(5, 9) != digest(6, 9) && digest(5, 9) != digest(9, 5),
           "other stream or seed: other numbers");
@@ -850,17 +846,3 @@ void test_determinism() {
 }
 
 }  // namespace
-
-int main() {
-    test_philox();
-    test_math();
-    test_log_probabilities();
-    test_continuous();
-    test_binomial();
-    test_binomial_table();
-    test_poisson();
-    test_edges();
-    test_determinism();
-    if (failures) std::printf("%d check(s) failed\n", failures);
-    return failures ? 1 : 0;
-}

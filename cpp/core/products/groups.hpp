@@ -1,0 +1,63 @@
+// Calibration per group (segment, user, day): the rows gathered by group in
+// one pass (grouped_rows.hpp), then every group answered by exactly the code
+// that answers an ungrouped call on its rows, groups spread over the thread
+// pool; and, for streams, one sketch per group.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "pass/columns.hpp"
+#include "products/grouped_rows.hpp"
+#include "products/sketch.hpp"
+#include "resampling/resample.hpp"
+#include "summary/metric.hpp"
+
+namespace smoothece {
+
+struct GroupOptions {
+    Metric metric = Metric::L1;
+    std::int64_t n_boot = 0;  // bootstrap replicates per group (0: none)
+    std::int64_t n_sim = 0;   // consistency replicates per group for the calibration test (0: no test)
+    double level = 0.95;
+    std::uint64_t seed = 0;   // group i draws with seed + i
+    WeightKind weights = WeightKind::Importance;
+};
+
+// Per group: rows, total weight, σ*, the bootstrap interval and the test's
+// p-value (NaN where not asked for, or where the group weighs nothing).
+struct GroupAnswers {
+    std::vector<std::int64_t> rows;
+    std::vector<double> total_weight, sigma, low, high, p_value;
+};
+GroupAnswers answer_groups(const GroupedRows& grouped, const GroupOptions& options, std::int64_t threads);
+
+// One sketch per group, for streams: a batch is gathered by group in one
+// pass and each group's rows go to its own sketch (in parallel over groups).
+// Groups are numbered by the caller; the set grows to the largest code seen.
+class GroupedSketch {
+public:
+    GroupedSketch(Metric metric, std::int64_t resolution);
+
+    std::int64_t groups() const { return static_cast<std::int64_t>(sketches_.size()); }
+    Metric metric() const { return metric_; }
+    std::int64_t resolution() const { return resolution_; }
+    // Adds rows whose groups are `codes` (≥ 0); on a bad row nothing is added.
+    void update(const Inputs& in, const std::int64_t* codes, std::int64_t threads);
+    // Adds another set: its group g goes to this set's group mapping[g].
+    void merge(const GroupedSketch& other, const std::vector<std::int64_t>& mapping);
+    const Sketch& sketch(std::int64_t g) const { return sketches_.at(static_cast<std::size_t>(g)); }  // out_of_range
+    void set(std::int64_t g, const Sketch& sketch);
+    // Answers the groups order[0], order[1], ... (result i for group order[i], drawing with seed + i).
+    GroupAnswers answer(const std::vector<std::int64_t>& order, const GroupOptions& options,
+                        std::int64_t threads) const;
+    Sketch total() const { return Sketch::merge_all(sketches_, metric_, resolution_); }  // all groups as one
+
+private:
+    void grow(std::int64_t groups);
+    Metric metric_;
+    std::int64_t resolution_;
+    std::vector<Sketch> sketches_;
+};
+
+}  // namespace smoothece

@@ -1,0 +1,150 @@
+#include "smoothing/curves.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+
+#include "smoothing/spectrum.hpp"
+
+namespace smoothece {
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// The node sums at the resolution σ needs (restricted from finer sums).
+Summary sums_for_sigma(const Summary& full, double sigma) {
+    const std::int64_t g = std::min(intervals_for_sigma(sigma), full.intervals);
+    return full.restricted(g);
+}
+
+std::vector<double> sum_of(const std::vector<double>& a, const std::vector<double>& b) {
+    std::vector<double> out(a.size());
+    for (std::size_t j = 0; j < a.size(); ++j) out[j] = a[j] + b[j];
+    return out;
+}
+
+std::vector<double> smoothed(const std::vector<double>& masses, std::int64_t g, double sigma) {
+    std::vector<double> out(masses.size());
+    Spectrum(masses.data(), g).evaluate(sigma, out.data(), nullptr);
+    return out;
+}
+
+// ∫₀¹ |v| by the trapezoid rule with the kink of |v| in sign-change cells
+// integrated on the linear interpolant (diagnostic accuracy, O(h²)).
+double integrate_abs_trapezoid(const std::vector<double>& v) {
+    const auto intervals = static_cast<std::int64_t>(v.size()) - 1;
+    double sum = 0.0;
+    for (std::size_t j = 0; j + 1 < v.size(); ++j) {
+        const double a = v[j], b = v[j + 1];
+        sum += ((a < 0.0) != (b < 0.0) && a != 0.0 && b != 0.0) ? (a * a + b * b) / (2.0 * (std::fabs(a) + std::fabs(b)))
+                                                               : 0.5 * (std::fabs(a) + std::fabs(b));
+    }
+    return sum / static_cast<double>(intervals);
+}
+
+// Linear interpolation of node values v (nodes j/G) at grid position x ∈ [0, 1].
+double at_position(const std::vector<double>& v, double x) {
+    const auto g = static_cast<double>(v.size() - 1);
+    const double u = std::min(std::max(x, 0.0), 1.0) * g;
+    const auto j = std::min(static_cast<std::size_t>(u), v.size() - 2);
+    const double lam = u - static_cast<double>(j);
+    return (1.0 - lam) * v[j] + lam * v[j + 1];
+}
+
+// μ̂ = label/weight, NaN where the density is negligible (relative 1e-12),
+// clamped to [0, 1] against the rounding of the cubic binning.
+double mu_of(double weight, double label, double floor) {
+    return weight > floor ? std::min(1.0, std::max(0.0, label / weight)) : kNaN;
+}
+
+// Calls fn(t, weight, label, dx/dt, μ) at each mesh point t of the
+// probability axis, from smoothed node values on the grid. For the l1 metric
+// the mesh is every step-th node; for the logit metric the curves are read
+// off at x = (logit(t) − lo)/span, and densities pick up dx/dt =
+// 1/(span·t(1 − t)) (the end points, where that diverges, repeat their
+// neighbours). μ at the ends is read where predictions of exactly 0 and 1
+// sit (logit ∓27.6) when any are near: a ratio has no Jacobian, and there it
+// has their rows (read at t = 1/512 and 511/512 instead, every μ of such
+// data would be NaN).
+template <class Fn>
+void read_off(const std::vector<double>& weight, const std::vector<double>& label, const Mapping& map,
+              std::int64_t mesh_intervals, Fn&& fn) {
+    const auto g = static_cast<std::int64_t>(weight.size()) - 1;
+    const double floor = 1e-12 * *std::max_element(weight.begin(), weight.end());
+    if (!map.is_logit()) {
+        const std::int64_t step = g / std::min(mesh_intervals, g);
+        if (g % step != 0 || g / step != std::min(mesh_intervals, g))  // the callers' mesh_points would be wrong
+            throw std::logic_error("the mesh must take every step-th node of the grid it is read off");
+        for (std::int64_t j = 0; j <= g; j += step) {
+            const auto ju = static_cast<std::size_t>(j);
+            fn(static_cast<double>(j) / static_cast<double>(g), weight[ju], label[ju], 1.0,
+               mu_of(weight[ju], label[ju], floor));
+        }
+        return;
+    }
+    const double edge = 1.0 / static_cast<double>(mesh_intervals);
+    for (std::int64_t k = 0; k <= mesh_intervals; ++k) {
+        const double t = static_cast<double>(k) / static_cast<double>(mesh_intervals);
+        const double tc = std::min(std::max(t, edge), 1.0 - edge);
+        const double x = map.position(tc), w = at_position(weight, x), l = at_position(label, x);
+        double mu = mu_of(w, l, floor);
+        if (tc != t) {  // an end: its own μ where rows sit there, else its neighbour's, as the densities
+            const double end = map.position(t), mu_end = mu_of(at_position(weight, end), at_position(label, end), floor);
+            if (!std::isnan(mu_end)) mu = mu_end;
+        }
+        fn(t, w, l, 1.0 / (map.span * tc * (1.0 - tc)), mu);
+    }
+}
+
+}  // namespace
+
+DiagramCurves curves_at(const Summary& full, double sigma, std::int64_t mesh_intervals) {
+    if (!full.full()) throw std::logic_error("the diagram needs a full summary");
+    if (mesh_intervals < 1) throw std::invalid_argument("the mesh needs at least one interval");
+    const Summary sums = sums_for_sigma(full, sigma);
+    const std::int64_t g = sums.intervals;
+    const auto nodes = static_cast<std::size_t>(g + 1);
+    const std::vector<double> weight = smoothed(sum_of(sums.w0, sums.w1), g, sigma);
+    const std::vector<double> label = smoothed(sums.w1, g, sigma);
+
+    DiagramCurves out;
+    const Mapping& map = full.mapping;
+    out.sigma = sigma * map.span;
+    out.total_weight = full.total_weight();
+    out.rows = full.rows;
+    const double total = full.weight;
+    double positive = 0.0;
+    for (double v : sums.w1) positive += v;
+    const double negative = total - positive;
+
+    // smẼCE = (1/W) ∫ |Σ wyK̃ − t Σ wK̃| dx over the grid (dx-densities: the
+    // change of variables to the probability axis cancels).
+    std::vector<double> gap(nodes);
+    for (std::size_t j = 0; j < nodes; ++j)
+        gap[j] = label[j] - map.prediction(static_cast<double>(j) / static_cast<double>(g)) * weight[j];
+    out.smece_tilde = integrate_abs_trapezoid(gap) / total;
+
+    read_off(weight, label, map, mesh_intervals, [&](double t, double w, double l, double jacobian, double mu) {
+        out.mesh.push_back(t);
+        out.density.push_back(w / total * jacobian);
+        out.density_positive.push_back(positive > 0.0 ? l / positive * jacobian : kNaN);
+        out.density_negative.push_back(negative > 0.0 ? (w - l) / negative * jacobian : kNaN);
+        out.mu.push_back(mu);
+    });
+    return out;
+}
+
+std::int64_t mesh_points(const Mapping& mapping, std::int64_t grid_intervals, std::int64_t mesh_intervals) {
+    return (mapping.is_logit() ? mesh_intervals : std::min(mesh_intervals, grid_intervals)) + 1;
+}
+
+void mu_on_mesh(const std::vector<double>& weight, const std::vector<double>& label, const Mapping& mapping,
+                std::int64_t mesh_intervals, double* out, std::int64_t stride) {
+    read_off(weight, label, mapping, mesh_intervals, [&](double, double, double, double, double mu) {
+        *out = mu;
+        out += stride;
+    });
+}
+
+}  // namespace smoothece

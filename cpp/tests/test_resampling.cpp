@@ -1,0 +1,179 @@
+// Resampling: the two builds of the lane sums agree, group smoothing equals
+// the transform of scaled masses, replicates do not depend on the thread
+// count or on the grid a replicate's σ* is solved on, the band is the
+// replicates' order statistics, and consistency replicates of miscalibrated
+// data lie below its σ*.
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "answers/analysis.hpp"
+#include "core_rows.hpp"
+#include "resampling/group_smoothing.hpp"
+#include "resampling/lanes_kernel.hpp"
+#include "resampling/resample.hpp"
+#include "smoothing/spectrum.hpp"
+
+using namespace smoothece;
+using namespace smoothece::testing;
+
+namespace {
+
+// Resampling's group curves: both builds add the same lanes.
+TEST(lanes_kernels_alike) {
+    if (!both_kernel_builds()) return;
+#if defined(SMOOTHECE_HAVE_AVX2_KERNEL)
+    std::mt19937_64 lane_rng(3);
+    std::normal_distribution<double> normal;
+    std::vector<double> src(37), factor(8), a(37 * 8), b;
+    for (double& v : src) v = normal(lane_rng);
+    for (double& v : factor) v = std::exp(normal(lane_rng));
+    for (double& v : a) v = normal(lane_rng);
+    const std::vector<double> before = a;
+    b = a;
+    baseline::add_lanes(src.data(), 37, factor.data(), a.data());
+    avx2::add_lanes(src.data(), 37, factor.data(), b.data());
+    bool lanes_ok = a == b;
+    for (std::size_t i = 0; i < 37; ++i)
+        for (std::size_t l = 0; l < 8; ++l) lanes_ok &= b[8 * i + l] == before[8 * i + l] + factor[l] * src[i];
+    check(lanes_ok, "AVX2 and baseline add_lanes give dst + factor x src, the same in both");
+#endif
+}
+
+// Group smoothing: Σ_g factor_g·(group g's smoothed masses) equals the
+// transform of the masses scaled by their group's factor, read off an
+// output grid coarser, finer, or of another base (3·2^k against 2^k),
+// with masses at both ends, and at a σ wide enough to need the images
+// beyond the first reflection; and with groups that hold no node.
+TEST(group_smoothing) {
+    std::mt19937_64 rng(13);
+    std::uniform_real_distribution<double> u(0.0, 1.0);
+    struct Case { std::int64_t intervals, out; double sigma; std::int64_t per_group, stride = 1; };
+    for (const Case c : {Case{3072, 512, 0.003, 5}, Case{1536, 2048, 0.004, 3}, Case{48, 512, 0.6, 4},
+                         Case{4096, 4096, 0.001, 7}, Case{3072, 512, 0.003, 5, 3}}) {
+        std::vector<double> w0(static_cast<std::size_t>(c.intervals + 1)), w1(w0.size()), scaled(w0.size());
+        std::vector<std::int32_t> group(w0.size());
+        for (std::size_t j = 0; j < w0.size(); ++j) {
+            w0[j] = u(rng);
+            w1[j] = u(rng) < 0.2 ? 0.0 : u(rng);  // some empty nodes
+            group[j] = static_cast<std::int32_t>(static_cast<std::int64_t>(j) / c.per_group * c.stride);
+        }
+        const std::int64_t groups = group.back() + 1;
+        // Eight sets of factors at once (one per lane): each lane equals
+        // the transform of the masses scaled by its set.
+        constexpr std::size_t kLanes = GroupSmoothing::kLanes;
+        std::vector<std::vector<double>> sets(kLanes, std::vector<double>(static_cast<std::size_t>(groups)));
+        std::vector<double> lanes(static_cast<std::size_t>(groups) * kLanes), by_lanes;
+        for (std::size_t l = 0; l < kLanes; ++l)
+            for (std::size_t g = 0; g < sets[l].size(); ++g) lanes[g * kLanes + l] = sets[l][g] = 2.0 * u(rng);
+        const GroupSmoothing smoothing(c.intervals, group, groups, {&w0, &w1}, c.sigma, c.out);
+        double worst = 0.0, scale = 0.0;
+        for (std::size_t a = 0; a < 2; ++a) {
+            const std::vector<double>& mass = a == 0 ? w0 : w1;
+            smoothing.sum_lanes(a, lanes.data(), by_lanes);
+            for (std::size_t l = 0; l < kLanes; ++l) {
+                for (std::size_t j = 0; j < mass.size(); ++j) scaled[j] = sets[l][static_cast<std::size_t>(group[j])] * mass[j];
+                std::vector<double> expected(static_cast<std::size_t>(c.out + 1));
+                Spectrum(scaled.data(), c.intervals).evaluate(c.sigma, expected.data(), nullptr, c.out);
+                for (std::size_t m = 0; m < expected.size(); ++m) {
+                    worst = std::max(worst, std::fabs(by_lanes[m * kLanes + l] - expected[m]));
+                    scale = std::max(scale, std::fabs(expected[m]));
+                }
+            }
+        }
+        check(worst <= 1e-12 * scale,
+              "group smoothing of " + std::to_string(c.intervals) + " intervals read off " + std::to_string(c.out) +
+                  " at sigma " + std::to_string(c.sigma) + (c.stride > 1 ? " (two groups in three empty)" : "") +
+                  ", eight sets of factors at once: each equals the transform of its scaled masses");
+    }
+}
+
+// σ* of the shared rows and their full analysis.
+struct Bootstrapped {
+    Analysis full = Analysis::of_rows(shared_rows().inputs(), Metric::L1, Content::Full, 1);
+    double star = full.smece(1).sigma;
+    Replicates one = full.replicates(ResampleKind::Bootstrap, 64, 42, star, 64, WeightKind::Importance, false, 1);
+};
+
+// The same seed gives the same replicates on any thread count; replicates
+// of calibrated data scatter around their noise floor.
+TEST(bootstrap_threads) {
+    Bootstrapped b;
+    const Replicates two = b.full.replicates(ResampleKind::Bootstrap, 64, 42, b.star, 64, WeightKind::Importance, false, 2);
+    check(b.one.sigma_star == two.sigma_star && b.one.mu.size() == two.mu.size(), "bootstrap: threads give the same replicates");
+    double mean = 0.0;
+    for (double s : b.one.sigma_star) mean += s / 64.0;
+    check(std::fabs(mean - b.star) < 0.5 * b.star, "bootstrap replicates near sigma*");
+}
+
+// The band of the curves: at each mesh point, the order statistics of its replicates (sorted here).
+TEST(bootstrap_band) {
+    Bootstrapped b;
+    const Replicates& one = b.one;
+    const Replicates banded =
+        b.full.replicates(ResampleKind::Bootstrap, 64, 42, b.star, 64, WeightKind::Importance, false, 2, 0.9);
+    bool band_ok = banded.mu == one.mu && banded.band_lower.size() == static_cast<std::size_t>(one.mesh_points);
+    std::int64_t full_points = 0;  // points every replicate reaches
+    for (std::size_t m = 0; band_ok && m < banded.band_lower.size(); ++m) {
+        std::vector<double> at(one.mu.begin() + static_cast<std::ptrdiff_t>(m * 64),
+                               one.mu.begin() + static_cast<std::ptrdiff_t>((m + 1) * 64));
+        at.erase(std::remove_if(at.begin(), at.end(), [](double v) { return std::isnan(v); }), at.end());
+        std::sort(at.begin(), at.end());
+        // (64 − 1)·0.05 = 3.15: between the 4th and 5th smallest; (64 − 1)·0.95 = 59.85.
+        const double lo = at.empty() ? 0.0 : at[3] + (63 * 0.05 - 3.0) * (at[4] - at[3]);
+        const double hi = at.empty() ? 0.0 : at[59] + (63 * 0.95 - 59.0) * (at[60] - at[59]);
+        full_points += at.size() == 64;
+        band_ok = at.size() == 64 ? std::fabs(banded.band_lower[m] - lo) <= 1e-15 && std::fabs(banded.band_upper[m] - hi) <= 1e-15
+                                  : at.empty() ? std::isnan(banded.band_lower[m]) : true;
+    }
+    check(band_ok && full_points > one.mesh_points / 2, "bootstrap band: the order statistics of each mesh point's replicates");
+}
+
+TEST(consistency_below_star) {
+    Bootstrapped b;
+    const Replicates null = b.full.replicates(ResampleKind::Consistency, 64, 42, b.star, 0, WeightKind::Importance, false, 2);
+    double above = 0.0;
+    for (double s : null.sigma_star) above += s >= b.star ? 1.0 : 0.0;
+    check(above / 64.0 < 0.1, "consistency replicates of miscalibrated data lie below its sigma*");
+}
+
+// A replicate's σ* does not depend on the grid it is solved on: on the
+// default work grid as on the summary's own grid (masses binned group by
+// group; scaling coarse nodes by the group they lie in would move σ* by up
+// to 4%), for calibrated data (σ* at its noise floor, many groups), weighted
+// or not, bootstrap and consistency.
+TEST(work_grid_sigma_star) {
+    for (const bool weighted : {false, true}) {
+        Rows calibrated = random_rows(100000, 11, weighted);
+        std::mt19937_64 rng(12);
+        std::uniform_real_distribution<double> u;
+        for (std::size_t i = 0; i < calibrated.f.size(); ++i) calibrated.y[i] = u(rng) < calibrated.f[i] ? 1 : 0;
+        Analysis full = Analysis::of_rows(calibrated.inputs(), Metric::L1, Content::Full, 1);
+        const Summary& s = full.summary();
+        const double star = full.smece(1).sigma / s.mapping.span;
+        for (const ResampleKind kind : {ResampleKind::Bootstrap, ResampleKind::Consistency}) {
+            ResampleRequest req;
+            req.kind = kind;
+            req.count = 48;
+            req.seed = 5;
+            req.hint = kind == ResampleKind::Bootstrap ? star : 0.0;
+            req.band_sigma = star;
+            req.threads = 2;
+            const Replicates work = resample(s, req);
+            req.work_nodes_per_sigma = 1e9;  // every replicate on the summary's grid
+            const Replicates own = resample(s, req);
+            double worst = 0.0;
+            for (std::size_t b = 0; b < work.sigma_star.size(); ++b)
+                worst = std::max(worst, std::fabs(work.sigma_star[b] / own.sigma_star[b] - 1.0));
+            check(worst < 1e-4, std::string(weighted ? "weighted " : "") +
+                                    (kind == ResampleKind::Bootstrap ? "bootstrap" : "consistency") +
+                                    " replicates: the work grid gives the summary grid's sigma* (worst " +
+                                    std::to_string(worst) + ")");
+        }
+    }
+}
+
+}  // namespace

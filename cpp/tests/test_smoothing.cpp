@@ -1,0 +1,109 @@
+// Smoothing: the spectrum's read-offs are exact samples on coarser grids and
+// by either transform, and the two builds of the dip scan agree.
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "core_rows.hpp"
+#include "smoothing/dip_kernel.hpp"
+#include "smoothing/spectrum.hpp"
+
+using namespace smoothece;
+using namespace smoothece::testing;
+
+namespace {
+
+// The smoothed masses read off a coarser grid are exact samples of the
+// fine grid's values, also where the spectrum has not decayed by the
+// coarse grid's Nyquist frequency (σ = 1.5 coarse nodes: it folds).
+TEST(spectrum_coarse_read_off) {
+    const std::int64_t fine = 4096;
+    std::mt19937_64 rng(11);
+    std::uniform_real_distribution<double> u(-1.0, 1.0);
+    std::vector<double> masses(static_cast<std::size_t>(fine + 1));
+    for (double& m : masses) m = u(rng);
+    const Spectrum spectrum(masses.data(), fine);
+    std::vector<double> r(static_cast<std::size_t>(fine + 1)), F(r.size());
+    for (std::int64_t coarse : {2048, 512, 16}) {
+        const double sigma = 1.5 / static_cast<double>(coarse);
+        spectrum.evaluate(sigma, r.data(), F.data());
+        std::vector<double> rc(static_cast<std::size_t>(coarse + 1)), Fc(rc.size());
+        spectrum.evaluate(sigma, rc.data(), Fc.data(), coarse);
+        double worst = 0.0, scale = 0.0;
+        for (std::int64_t j = 0; j <= coarse; ++j) {
+            const auto at = static_cast<std::size_t>(j * (fine / coarse));
+            worst = std::max({worst, std::fabs(rc[static_cast<std::size_t>(j)] - r[at]),
+                              std::fabs(Fc[static_cast<std::size_t>(j)] - F[at])});
+            scale = std::max({scale, std::fabs(r[at]), std::fabs(F[at])});
+        }
+        check(worst <= 1e-12 * scale, "spectrum read off " + std::to_string(coarse) +
+                                          " of 4096 intervals at 1.5 nodes per sigma: exact samples");
+    }
+}
+
+// The spectrum of masses on 3072 intervals (by the inverse transform)
+// equals that of the same masses on every fourth node of 12288 intervals
+// (by the forward transform), read off the same nodes.
+TEST(spectrum_inverse_transform) {
+    const std::int64_t coarse = 3072, fine = 4 * coarse;
+    std::mt19937_64 rng(12);
+    std::uniform_real_distribution<double> u(-1.0, 1.0);
+    std::vector<double> masses(static_cast<std::size_t>(coarse + 1)), spread(static_cast<std::size_t>(fine + 1), 0.0);
+    for (std::size_t j = 0; j < masses.size(); ++j) spread[4 * j] = masses[j] = u(rng);
+    std::vector<double> r(masses.size()), F(masses.size()), rf(masses.size()), Ff(masses.size());
+    const double sigma = 4.0 / static_cast<double>(coarse);  // the spectrum is below e^-79 at k = 3072
+    Spectrum(masses.data(), coarse).evaluate(sigma, r.data(), F.data());
+    Spectrum(spread.data(), fine).evaluate(sigma, rf.data(), Ff.data(), coarse);
+    double worst = 0.0, scale = 0.0;
+    for (std::size_t j = 0; j < r.size(); ++j) {
+        worst = std::max({worst, std::fabs(r[j] - rf[j]), std::fabs(F[j] - Ff[j])});
+        scale = std::max({scale, std::fabs(rf[j]), std::fabs(Ff[j])});
+    }
+    check(worst <= 1e-12 * scale, "spectrum by the inverse transform (3072 intervals) equals the forward one's");
+}
+
+// The dip scan: both builds of any_dip find a dip exactly where a cell by
+// cell test (cell_holds_dip) finds one, over ranges of every length mod 4
+// and start, on values with dips planted and without.
+TEST(dip_kernels_alike) {
+    if (!both_kernel_builds()) return;
+#if defined(SMOOTHECE_HAVE_AVX2_KERNEL)
+    std::mt19937_64 rng(23);
+    std::uniform_real_distribution<double> u(0.5, 1.5);
+    const std::int64_t n = 67;
+    const double h = 1.0 / static_cast<double>(n - 1), inv_h = 1.0 / h, noise = 1e-9;
+    bool agree = true;
+    int with_dip = 0, cases = 0;
+    for (int trial = 0; trial < 200; ++trial) {
+        // r > 0 throughout with F its running integral: no dips, unless a
+        // cell's rise of F is cut to a tenth of its trapezoid, so that the
+        // Hermite interpolant's slope dips below zero inside the cell.
+        std::vector<double> r(static_cast<std::size_t>(n)), F(r.size(), 0.0);
+        for (double& v : r) v = u(rng);
+        for (std::size_t j = 1; j < F.size(); ++j) F[j] = F[j - 1] + h * 0.5 * (r[j - 1] + r[j]);
+        if (trial % 2 == 1) {
+            const auto j = static_cast<std::size_t>(rng() % static_cast<std::uint64_t>(n - 1));
+            const double cut = F[j + 1] - F[j] - 0.05 * h * (r[j] + r[j + 1]);
+            for (std::size_t k = j + 1; k < F.size(); ++k) F[k] -= cut;
+        }
+        for (std::int64_t begin = 0; begin < 5; ++begin) {
+            for (std::int64_t end = begin; end < n; end += 7) {
+                bool by_cells = false;
+                for (std::int64_t j = begin; j < end; ++j) by_cells |= cell_holds_dip(r.data(), F.data(), j, inv_h, noise);
+                const bool a = baseline::any_dip(r.data(), F.data(), begin, end, inv_h, noise);
+                const bool b = avx2::any_dip(r.data(), F.data(), begin, end, inv_h, noise);
+                agree &= a == by_cells && b == by_cells;
+                with_dip += by_cells ? 1 : 0;
+                ++cases;
+            }
+        }
+    }
+    check(agree && with_dip > cases / 10 && with_dip < cases,
+          "AVX2 and baseline any_dip agree with the cell-by-cell test (" + std::to_string(cases) + " ranges, " +
+              std::to_string(with_dip) + " with a dip)");
+#endif
+}
+
+}  // namespace
