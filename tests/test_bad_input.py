@@ -33,8 +33,8 @@ def check_refused(exc, pattern, f, y, **kw):
 
 @pytest.mark.parametrize(
     "bad, value",
-    [(-0.2, "-0.2"), (1.5, "1.5"), (np.nan, "nan"), (np.inf, "inf"), (-np.inf, "-inf"), (1.0000000000000002, "1.0000000000000002"),
-     (50.0, "50"), (1.5e10, "15000000000"), (1e20, "1e+20")],
+    [(-0.2, "-0.2"), (1.5, "1.5"), (np.nan, "nan"), (np.inf, "inf"), (-np.inf, "-inf"),
+     (1.0000000000000002, "1.0000000000000002"), (50.0, "50"), (1.5e10, "15000000000"), (1e20, "1e+20")],
 )
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_prediction_out_of_range(bad, value, dtype):
@@ -113,7 +113,8 @@ def test_strings_are_not_numbers_in_object_arrays():
         with pytest.raises(TypeError, match=r"^f must be an array of real numbers, got str '0\.\d' at index \d"):
             smoothece.smece(f, [0, 1])
     from fractions import Fraction  # numbers of any type are still read
-    assert smoothece.smece(np.array([Fraction(1, 10), 0.9], dtype=object), [0, 1]) == smoothece.smece([0.1, 0.9], [0, 1])
+    assert (smoothece.smece(np.array([Fraction(1, 10), 0.9], dtype=object), [0, 1])
+            == smoothece.smece([0.1, 0.9], [0, 1]))
 
 
 @pytest.mark.parametrize("kw, pattern", [
@@ -243,6 +244,20 @@ def test_clip_still_refuses_nan():
     f[0] = np.nan
     with pytest.raises(ValueError, match=r"^f\[0\] = nan"):
         smoothece.smece(f, Y, clip=True)
+
+
+def test_clip_numpy_true_is_true_and_int_is_refused():
+    f = np.array([-0.005, 0.3, 0.6, 1.004, 0.9])
+    y = np.array([0, 0, 1, 1, 1])
+    assert smoothece.smece(f, y, clip=np.True_) == smoothece.smece(f, y, clip=True)
+    assert smoothece.smece(f, y, clip=np.True_) == smoothece.smece(np.clip(f, 0, 1), y)
+    with pytest.raises(smoothece.InputError, match=r"^f\[0\] = -0\.005"):
+        smoothece.smece(f, y, clip=np.False_)
+    for one in (1, np.int64(1)):
+        with pytest.raises(TypeError, match=r"^clip must be a bool or a float tolerance, got the integer .*1.*: "
+                                            r"pass clip=True .*or clip=1\.0 for a tolerance of 1\.0"):
+            smoothece.smece(f, y, clip=one)
+    assert smoothece.smece(f, y, clip=1.0) == smoothece.smece(f, y, clip=True)  # a float is a tolerance
 
 
 def test_read_only_inputs_are_accepted():

@@ -77,11 +77,12 @@ def test_bootstrap_interval_contains_point_value(solar, resnet, miscalibrated):
         assert (dia.smece_low, dia.smece_high) == (b.low, b.high)
 
 
-def test_same_seed_same_numbers_on_any_thread_count(miscalibrated):
+def test_every_diagram_array_ignores_thread_count_and_another_seed_differs(miscalibrated):
     f, y = miscalibrated
     one = smoothece.reliability_diagram(f, y, n_boot=64, seed=42, consistency=True, n_sim=32, threads=1)
     two = smoothece.reliability_diagram(f, y, n_boot=64, seed=42, consistency=True, n_sim=32, threads=2)
     for name in ("lower", "upper", "consistency_lower", "consistency_upper", "mu", "sample_f"):
+        assert getattr(one, name) is not None, name  # None == None would pass unseen
         np.testing.assert_array_equal(getattr(one, name), getattr(two, name))
     assert (one.smece_low, one.smece_high) == (two.smece_low, two.smece_high)
     a = smoothece.calibration_test(f, y, n_sim=50, seed=3, threads=1)
@@ -89,6 +90,19 @@ def test_same_seed_same_numbers_on_any_thread_count(miscalibrated):
     np.testing.assert_array_equal(a.null, b.null)
     other = smoothece.bootstrap_smece(f, y, n_boot=64, seed=43)
     assert not np.array_equal(other.replicates, smoothece.bootstrap_smece(f, y, n_boot=64, seed=42).replicates)
+
+
+@pytest.mark.parametrize("data", ["point mass", "point mass at 0", "beta(0.3, 5)"])
+def test_calibration_test_and_bands_without_runtime_warnings(data):
+    # pytest turns warnings into errors here: an "All-NaN slice" RuntimeWarning would fail this.
+    rng = np.random.default_rng(4)
+    f = {"point mass": np.full(500, 0.3), "point mass at 0": np.zeros(200),
+         "beta(0.3, 5)": rng.beta(0.3, 5.0, size=3000)}[data]
+    y = rng.uniform(size=f.size) < f
+    test = smoothece.calibration_test(f, y, n_sim=200, seed=1)
+    assert 0 < test.p_value <= 1 and np.isfinite(test.null_mean)
+    d = smoothece.reliability_diagram(f, y, n_boot=200, seed=1, consistency=True, n_sim=200)
+    assert np.isfinite(d.smece_low) and np.isfinite(d.smece_high)
 
 
 def test_cell_bootstrap_agrees_with_row_bootstrap():
@@ -210,6 +224,20 @@ def test_bad_rows_in_diagram_functions():
     np.testing.assert_array_equal(f, [0.1, 1.5, 0.3])
 
 
+def test_seed_must_fit_64_bits():
+    f, y = np.array([0.2, 0.7, 0.4]), np.array([0, 1, 1])
+    smoothece.bootstrap_smece(f, y, n_boot=5, seed=2**64 - 1)
+    for entry in (lambda s: smoothece.bootstrap_smece(f, y, n_boot=5, seed=s),
+                  lambda s: smoothece.calibration_test(f, y, n_sim=5, seed=s),
+                  lambda s: smoothece.reliability_diagram(f, y, n_boot=5, seed=s)):
+        with pytest.raises(ValueError, match=r"^seed must be in \[0, 2\*\*64\), got 18446744073709551616"):
+            entry(2**64)
+        with pytest.raises(ValueError, match=r"^seed must be in \[0, 2\*\*64\), got -1"):
+            entry(-1)
+        with pytest.raises(TypeError, match=r"^seed must be an int"):
+            entry(1.0)
+
+
 def test_the_diagram_reads_the_rows_once():
     from smoothece import _core
 
@@ -232,6 +260,21 @@ def test_same_seed_same_numbers_on_any_thread_count(metric):
     t2 = smoothece.calibration_test(f, y, n_sim=64, seed=7, metric=metric, threads=2)
     np.testing.assert_array_equal(t1.null, t2.null)
 
+
+@pytest.mark.xfail(smoothece._core.available_cpus() >= 2, raises=AssertionError, strict=True, reason=(
+    "known defect: above ~131k rows the summary is binned in per-thread cells summed in thread order "
+    "(cpp/core/pass/grid_pass.cpp, bin_all), so its sums round differently on 1 and 2 threads; bands, "
+    "nulls and mu differ by ~1e-16 and bootstrap replicates by up to ~1.6e-5, against README's "
+    "'the same seed gives the same numbers on any number of threads'"))
+def test_same_seed_same_numbers_on_any_thread_count_when_the_rows_are_split():
+    # The tests above use 20-30k rows: one thread bins them whatever `threads` says.
+    f, y = synthetic("uniform", 200_000, seed=4)
+    a = smoothece.bootstrap_smece(f, y, n_boot=64, seed=7, threads=1)
+    b = smoothece.bootstrap_smece(f, y, n_boot=64, seed=7, threads=2)
+    t1 = smoothece.calibration_test(f, y, n_sim=64, seed=7, threads=1)
+    t2 = smoothece.calibration_test(f, y, n_sim=64, seed=7, threads=2)
+    np.testing.assert_array_equal(a.replicates, b.replicates)
+    np.testing.assert_array_equal(t1.null, t2.null)
 
 def test_quantiles_equal_numpys_nan_aware_quantiles():
     # The band and intervals avoid np.quantile (its C++ hashing aborts daemon threads at exit).
@@ -397,7 +440,8 @@ def test_logit_diagram_of_predictions_at_zero_and_one():
     f = np.r_[np.zeros(500), np.ones(500)]
     y = np.r_[rng.random(500) < 0.3, rng.random(500) < 0.8].astype(int)
     dia = smoothece.reliability_diagram(f, y, metric="logit", n_boot=50, seed=1)
-    assert dia.mu[0] == pytest.approx(y[:500].mean(), abs=1e-9) and dia.mu[-1] == pytest.approx(y[500:].mean(), abs=1e-9)
+    assert dia.mu[0] == pytest.approx(y[:500].mean(), abs=1e-9)
+    assert dia.mu[-1] == pytest.approx(y[500:].mean(), abs=1e-9)
     assert np.isfinite(dia.lower[[0, -1]]).all() and np.isnan(dia.mu[1:-1]).all()
     # With no rows at 0 or 1 the ends keep their neighbours' values, as the densities do.
     g = rng.random(3000)

@@ -395,7 +395,8 @@ def test_grouped_sketch_failed_merge_changes_nothing():
     a = GroupedSketch(256).update(F5, Y5, ["a"] * 5)
     before = a.to_bytes()
     for other in (GroupedSketch(512).update(F5, Y5, ["b"] * 5), GroupedSketch(256, "logit").update(F5, Y5, ["b"] * 5)):
-        with pytest.raises(InputError, match=r"different metric or resolution \(l1 at 256 and (l1 at 512|logit at 256)\)"):
+        with pytest.raises(InputError,
+                           match=r"different metric or resolution \(l1 at 256 and (l1 at 512|logit at 256)\)"):
             a.merge(other)
         assert a.keys() == ["a"] and a.to_bytes() == before and a.n == 5  # the process used to abort here
     assert a.smece_by_group().n.tolist() == [5]

@@ -49,7 +49,8 @@ def test_logit_weights_and_endpoints():
     f = np.array([0.0, 1.0, 0.3, 0.8])
     y = np.array([1, 1, 0, 1])
     w = np.array([1.0, 2.0, 0.5, 1.0])
-    assert abs(smoothece.smece_sigma(f, y, 0.3, weights=w, metric="logit") - exact_smece_sigma_logit(f, y, 0.3, w)) <= 1e-6
+    assert abs(smoothece.smece_sigma(f, y, 0.3, weights=w, metric="logit")
+               - exact_smece_sigma_logit(f, y, 0.3, w)) <= 1e-6
     assert smoothece.smece(f, y, weights=w, metric="logit") == pytest.approx(exact_smece_logit(f, y, w), abs=1e-6)
 
 

@@ -199,7 +199,8 @@ def test_binned_ece_upper_is_relplots_binnedECEw(shared):
         f, y, _ = shared[data]
         for n_bins in (5, 10, 20):
             assert M.binned_ece_upper(f, y, n_bins) == pytest.approx(metrics.binnedECEw(f, y, n_bins), abs=1e-12)
-            assert M.binned_ece_upper(f, y, n_bins=n_bins) == pytest.approx(M.binned_ece(f, y, n_bins=n_bins) + 1 / n_bins)
+            assert (M.binned_ece_upper(f, y, n_bins=n_bins)
+                    == pytest.approx(M.binned_ece(f, y, n_bins=n_bins) + 1 / n_bins))
 
 
 # ----------------------------------------------------------------------------------
@@ -212,8 +213,10 @@ def test_debiased_matches_formula(shared, strategy):
         f, y, w = shared[data]
         for weights in (None, w):
             sq = ref_debiased_squared(f, y, weights, 15, strategy)
-            assert M.debiased_ece(f, y, strategy=strategy, weights=weights, squared=True) == pytest.approx(sq, abs=1e-12)
-            assert M.debiased_ece(f, y, strategy=strategy, weights=weights) == pytest.approx(np.sqrt(max(sq, 0)), abs=1e-12)
+            assert (M.debiased_ece(f, y, strategy=strategy, weights=weights, squared=True)
+                    == pytest.approx(sq, abs=1e-12))
+            assert (M.debiased_ece(f, y, strategy=strategy, weights=weights)
+                    == pytest.approx(np.sqrt(max(sq, 0)), abs=1e-12))
     # Unit weights are the unweighted estimator; a bin with one row contributes nothing.
     f, y, _ = shared["DAFFS"]
     assert M.debiased_ece(f, y, weights=np.full(f.size, 2.5)) == pytest.approx(M.debiased_ece(f, y), abs=1e-15)
@@ -271,7 +274,8 @@ def test_brier_binned_identity(shared, strategy):
             assert d.brier == pytest.approx(np.average((f - y) ** 2, weights=ww), abs=1e-14)
             base = np.average(y, weights=ww)
             assert d.base_rate == pytest.approx(base) and d.uncertainty == pytest.approx(base * (1 - base))
-            assert d.reliability == pytest.approx(M.binned_ece(f, y, strategy=strategy, weights=weights, norm="l2") ** 2)
+            assert d.reliability == pytest.approx(
+                M.binned_ece(f, y, strategy=strategy, weights=weights, norm="l2") ** 2)
             bins, total = ref_binned(f, y, weights, 15, strategy)
             assert d.resolution == pytest.approx(np.sum(bins[:, 0] * (bins[:, 2] - base) ** 2) / total, abs=1e-13)
             # Exact with the within-bin term; not without it.
@@ -348,7 +352,8 @@ def test_laplace_properties():
     f = rng.uniform(size=500)
     y = rng.uniform(size=500) < f
     perm = rng.permutation(500)
-    assert M.laplace_kernel_ce(f, y, bandwidth=0.05) == pytest.approx(M.laplace_kernel_ce(f[perm], y[perm], bandwidth=0.05), rel=1e-12)
+    assert M.laplace_kernel_ce(f, y, bandwidth=0.05) == pytest.approx(
+        M.laplace_kernel_ce(f[perm], y[perm], bandwidth=0.05), rel=1e-12)
     assert np.isfinite(M.laplace_kernel_ce(f, y, bandwidth=1e6))
     assert np.isfinite(M.laplace_kernel_ce(f, y, bandwidth=M.LAPLACE_MIN_BANDWIDTH))
 
@@ -515,10 +520,12 @@ def test_bad_types_and_shapes():
         (lambda: M.laplace_kernel_ce(F, Y, bandwidth=[0.1]), TypeError, r"^bandwidth must be a number"),
         (lambda: M.interval_ce_random(F, Y, seed=None), TypeError, r"^seed must be a non-negative int, got None"),
         (lambda: M.interval_ce_random(F, Y, seed=-1), ValueError, r"^seed must be a non-negative int, got -1"),
-        (lambda: M.interval_ce_random(F, Y, seed=1, eps=1.0), ValueError, r"^eps must be a finite number >= 1e-05 and < 1"),
+        (lambda: M.interval_ce_random(F, Y, seed=1, eps=1.0), ValueError,
+         r"^eps must be a finite number >= 1e-05 and < 1"),
         (lambda: M.interval_ce_random(F, Y, seed=1, eps=0), ValueError, r"^eps must be"),
         (lambda: M.interval_ce_random(F, Y, seed=1, eps=1e-300), ValueError, r"^eps must be .*got 1e-300"),
-        (lambda: M.binned_ece(F, Y, n_bins=2**62), ValueError, r"^n_bins must be <= 16,777,216, got 4611686018427387904"),
+        (lambda: M.binned_ece(F, Y, n_bins=2**62), ValueError,
+         r"^n_bins must be <= 16,777,216, got 4611686018427387904"),
         (lambda: M.interval_ce_random(F, Y, seed=1, trials=0), ValueError, r"^trials must be >= 1, got 0"),
         (lambda: M.debiased_ece(F, Y, squared="yes"), TypeError, r"^squared must be a bool, got 'yes'"),
         (lambda: M.brier_decomposition(F, Y, smooth=1), TypeError, r"^smooth must be a bool, got 1"),

@@ -301,8 +301,8 @@ def test_rows_must_sum_to_one(func):
     # within the default tolerance (1e-6·K) and with an explicit one
     q = PROBS + np.array([[1e-6, 0, 0], [0, 0, -2e-6], [0, 0, 0]])
     func(q, LABELS)
-    with pytest.raises(ValueError,
-                       match=r"probs\[0\] sums to 1\.000001: .*atol=1e-07 \(2 of 3 rows in probs bad, first at row 0\)"):
+    with pytest.raises(ValueError, match=(r"probs\[0\] sums to 1\.000001: .*atol=1e-07 "
+                                          r"\(2 of 3 rows in probs bad, first at row 0\)")):
         func(q, LABELS, atol=1e-7)
     func(p, labels, atol=0.25)
     with pytest.raises(ValueError, match="atol must be a non-negative finite number"):
@@ -387,7 +387,8 @@ def test_value_errors_are_input_errors_with_their_fields():
         (lambda: top_label_smece(P, [0, 2, 1]), ("labels", 1, 2.0, 1, 3)),
         (lambda: top_label_smece(np.array([[1.5, -0.5], [0.6, 0.4]]), [0, 1]), ("probs", 0, 1.5, 2, 4)),
         (lambda: top_label_smece(np.array([[0.5, 0.6], [0.6, 0.4]]), [0, 1]), ("probs", 0, 1.1, 1, 2)),
-        (lambda: top_label_smece(labels=[0, 1], logits=np.array([[1.0, 0.0], [np.inf, 0.0]])), ("logits", 1, np.inf, 1, 4)),
+        (lambda: top_label_smece(labels=[0, 1], logits=np.array([[1.0, 0.0], [np.inf, 0.0]])),
+         ("logits", 1, np.inf, 1, 4)),
         (lambda: top_label_smece(P[:, :1], [0, 0, 0]), ("probs", None, None, 0, 0)),
     ]
     for call, fields in cases:

@@ -57,7 +57,8 @@ def test_float32_equals_float64_of_same_values(data):
     assert abs(smoothece.smece(f32, y) - smoothece.smece(f, y)) <= 1e-6
 
 
-@pytest.mark.parametrize("dtype", [bool, np.int8, np.uint8, np.int32, np.int64, np.float32, np.float64, np.int16, np.uint64])
+@pytest.mark.parametrize("dtype", [bool, np.int8, np.uint8, np.int32, np.int64, np.float32, np.float64,
+                                   np.int16, np.uint64])
 def test_label_dtypes_agree(data, dtype):
     f, y = data
     assert smoothece.smece(f, y.astype(dtype)) == smoothece.smece(f, y)

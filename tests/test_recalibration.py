@@ -75,7 +75,8 @@ def test_predict_range_monotone_and_shapes():
     # 2-D (n, 1) input, float32, lists.
     np.testing.assert_array_equal(free.predict(grid[:, None]), free.predict(grid))
     assert free.transform(grid[:, None]).shape == (1001, 1) and free.transform(grid).shape == (1001,)
-    np.testing.assert_allclose(free.predict(grid.astype(np.float32)), free.predict(grid.astype(np.float32).astype(float)))
+    np.testing.assert_allclose(free.predict(grid.astype(np.float32)),
+                               free.predict(grid.astype(np.float32).astype(float)))
     assert free.predict([0.25]).shape == (1,)
 
 

@@ -1,13 +1,14 @@
 """CalibrationSketch: streaming equals batch, merges are exact, bytes are safe."""
 
 import pickle
+import time
 
 import numpy as np
 import pytest
 from conftest import synthetic
 
 import smoothece
-from smoothece import CalibrationSketch, ResolutionWarning
+from smoothece import CalibrationSketch, InputError, ResolutionWarning
 
 
 # The sketch bins on its fixed 2^15-cell grid; the array functions bin on a
@@ -49,7 +50,8 @@ def test_merge_is_exact_associative_and_commutative():
         assert s.n == whole.n
         assert s.smece() == pytest.approx(whole.smece(), abs=1e-13)
         assert s.total_weight == pytest.approx(whole.total_weight, rel=1e-14)
-    assert left.smece() == pytest.approx(right.smece(), abs=1e-14) and left.smece() == pytest.approx(swapped.smece(), abs=1e-14)
+    assert left.smece() == pytest.approx(right.smece(), abs=1e-14)
+    assert left.smece() == pytest.approx(swapped.smece(), abs=1e-14)
     # merge in place, and merging a sketch with itself doubles it
     d = a.copy()
     d += b
@@ -164,3 +166,77 @@ def test_a_batch_of_zero_weight_is_fine_in_a_stream():
     s.update([0.2, 0.9], [1, 1], weights=[1.0, 2.0])
     assert s.n == 4
     assert s.smece() == pytest.approx(smoothece.smece([0.2, 0.9], [1, 1], weights=[1.0, 2.0]), abs=1e-12)
+
+
+# --- Overflow, tampered bytes, and what a grid sketch can prove -----------------------------------
+
+def test_sketch_refuses_overflowing_weight_and_rows():
+    s = CalibrationSketch(256).update([0.5], [1], [1.5e308])
+    with pytest.raises(InputError, match="total weight would overflow") as err:
+        s.update([0.5], [0], [1.5e308])
+    assert err.value.argument == "weights" and s.n == 1
+    t = CalibrationSketch(256).update([0.2, 0.8], [0, 1])
+    with pytest.raises(InputError, match="row count would overflow"):
+        for _ in range(70):
+            t.merge(t)
+    assert t.n == 2**63  # the last merge that fitted; the refused one changed nothing
+
+
+def _tamper(blob: bytes, offset: int, raw: bytes) -> bytes:
+    """Changes bytes and recomputes the checksum (FNV-1a), as a careful attacker would."""
+    body = bytearray(blob[:-8])
+    body[offset:offset + len(raw)] = raw
+    h = 0xCBF29CE484222325
+    for b in body:
+        h = ((h ^ b) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
+    return bytes(body) + h.to_bytes(8, "little")
+
+
+@pytest.mark.parametrize("exact", [True, False])
+def test_tampered_sketches_are_refused_or_consistent(exact):
+    f, y = synthetic("calibrated", 500 if exact else 40_000, seed=1)
+    blob = CalibrationSketch(1024).update(f, y).to_bytes()
+    rng = np.random.default_rng(0)
+    refused = 0
+    for _ in range(150):
+        offset = int(rng.integers(16, len(blob) - 8))
+        raw = rng.choice([np.float64(1e308).tobytes(), np.float64(-3.5).tobytes(), bytes([rng.integers(256)])])
+        tampered = _tamper(blob, offset, raw[: max(1, len(blob) - 8 - offset)])
+        try:
+            sketch = CalibrationSketch.from_bytes(tampered)
+        except ValueError as err:
+            refused += 1
+            assert "clip" not in str(err) and "[" not in str(err).split(":")[0]
+            continue
+        # Accepted: it must be consistent enough to answer, quickly.
+        start = time.monotonic()
+        with np.errstate(all="ignore"):
+            try:
+                sketch.smece()
+                sketch.bootstrap_smece(n_boot=5, seed=1)
+            except (ValueError, ResolutionWarning):
+                pass
+        assert time.monotonic() - start < 30  # a hang guard
+    assert refused > 50
+
+
+def test_old_format_refused_clearly():
+    blob = bytearray(CalibrationSketch(256).update([0.5], [1]).to_bytes())
+    blob[8:12] = (1).to_bytes(4, "little")
+    with pytest.raises(ValueError, match="format version 1.*rebuild"):
+        CalibrationSketch.from_bytes(bytes(blob))
+
+
+def test_grid_sketch_states_a_bound_below_its_resolution():
+    # Two point masses 1e-6 apart among many distinct predictions: σ* lies below 16/256.
+    rng = np.random.default_rng(2)
+    f = np.r_[rng.uniform(size=300), np.full(1000, 0.5), np.full(1000, 0.5 + 1e-6)]
+    y = np.r_[rng.random(300) < f[:300], np.ones(1000), np.zeros(1000)]
+    rows = smoothece.smece(f, y)
+    small = CalibrationSketch(256).update(f, y)
+    assert not small.exact
+    with pytest.warns(ResolutionWarning, match="below"):
+        bound = small.smece()
+    assert rows < bound == pytest.approx(16 / 256)
+    exact_sketch = CalibrationSketch(2**13).update(f, y)  # few enough distinct predictions: kept exactly
+    assert exact_sketch.exact and exact_sketch.smece() == pytest.approx(rows, abs=1e-9)

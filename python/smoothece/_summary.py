@@ -33,7 +33,8 @@ def checked_rows(f: Any, y: Any, weights: Any = None, clip: Any = False):
     f_arr, y_arr, w_arr = _validate.rows(f, y, weights)
     total = summarise(f_arr, y_arr, w_arr, clip=clip).total_weight
     lo, hi = _validate.clip_range(clip)
-    f_arr = np.clip(f_arr, 0.0, 1.0, dtype=np.float64) if (lo < 0.0 or hi > 1.0) else f_arr.astype(np.float64, copy=False)
+    f_arr = (np.clip(f_arr, 0.0, 1.0, dtype=np.float64) if (lo < 0.0 or hi > 1.0)
+             else f_arr.astype(np.float64, copy=False))
     if w_arr is not None:
         w_arr = w_arr.astype(np.float64, copy=False)
     return f_arr, y_arr, w_arr, total

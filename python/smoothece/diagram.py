@@ -67,7 +67,8 @@ class ReliabilityDiagram(ToDict):
     ylabel: str = "Observed frequency"
 
     def __repr__(self) -> str:
-        interval_text = "" if self.n_boot == 0 else f", {self.level:.0%} interval=[{self.smece_low:.4g}, {self.smece_high:.4g}]"
+        interval_text = ("" if self.n_boot == 0
+                         else f", {self.level:.0%} interval=[{self.smece_low:.4g}, {self.smece_high:.4g}]")
         return (f"ReliabilityDiagram(smece={self.smece:.6g}{interval_text}, sigma={self.sigma:.4g}, "
                 f"smece_tilde={self.smece_tilde:.4g}, n={self.n}, total_weight={self.total_weight:.6g}, "
                 f"mesh={self.mesh.size} points, n_boot={self.n_boot}, seed={self.seed}, metric={self.metric!r})")

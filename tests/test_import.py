@@ -1,0 +1,98 @@
+"""What ``import smoothece`` loads and offers: a light import (no framework, no pyplot), submodules that
+resolve on first use, public names where help() and pickle look for them, and an import under -OO."""
+
+import importlib
+import pickle
+import pkgutil
+import subprocess
+import sys
+
+import pytest
+
+import smoothece
+
+#: The public submodules, as the package's folder lists them.
+PUBLIC_SUBMODULES = sorted(m.name for m in pkgutil.iter_modules(smoothece.__path__) if not m.name.startswith("_"))
+
+
+def run_python(code, *flags):
+    """Runs ``code`` in a fresh interpreter; returns its stdout (stderr on failure)."""
+    run = subprocess.run([sys.executable, *flags, "-c", code], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    return run.stdout
+
+
+# --- imports --------------------------------------------------------------------------------------
+
+
+def test_public_submodules_are_known():
+    assert {"cli", "dask", "datasets", "diagram", "measures", "multiclass", "plotting", "recalibration", "reference",
+            "resampling", "sketch"} <= set(PUBLIC_SUBMODULES)
+
+
+def test_imports_under_python_OO():
+    # -OO strips docstrings (they are None): nothing may build on them at import time.
+    code = "import smoothece\n" + "".join(f"import smoothece.{m}\n" for m in PUBLIC_SUBMODULES) + (
+        "assert smoothece.smece.__doc__ is None\n"
+        "print(smoothece.smece([0.2, 0.7], [0, 1]))")
+    assert float(run_python(code, "-OO")) > 0
+
+
+def test_lazy_submodules_resolve_as_attributes():
+    # A fresh interpreter: no test has imported them yet.
+    code = """
+import sys, smoothece
+lazy = ("cli", "dask", "datasets", "recalibration", "reference")
+print(sorted(m for m in lazy if f"smoothece.{m}" in sys.modules))
+print(smoothece.reference.smece([0.2, 0.7], [0, 1]) > 0, smoothece.datasets.solar_flares()["DAFFS"].f.size)
+print(callable(smoothece.dask.smece_dask), callable(smoothece.cli.main), smoothece.SmoothCalibrator.__name__)
+print("sklearn" in sys.modules)
+"""
+    before, reference, entry_points, sklearn_imported = run_python(code).splitlines()
+    assert before == "[]"  # import smoothece stays light ...
+    assert reference == "True 731"  # ... and they still resolve on first use
+    assert entry_points == "True True SmoothCalibrator"
+    with pytest.raises(AttributeError, match="module 'smoothece' has no attribute 'nonexistent'"):
+        smoothece.nonexistent  # noqa: B018
+
+
+def test_import_does_not_load_sklearn_or_pyplot():
+    code = ("import sys, smoothece\n"
+            "print(sorted(m for m in ('sklearn', 'matplotlib.pyplot', 'scipy') if m in sys.modules))")
+    assert run_python(code).strip() == "[]"
+
+
+def test_import_loads_no_framework():
+    code = ("import sys, smoothece\n"
+            "heavy = [m for m in ('torch', 'torchmetrics', 'sklearn', 'pyspark', 'polars', 'pandas')"
+            " if m in sys.modules]\n"
+            "print(heavy)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+
+
+def test_dir_shows_the_public_names_only():
+    names = dir(smoothece)
+    assert set(smoothece.__all__) <= set(names)
+    submodules = ("cli", "dask", "datasets", "recalibration", "reference", "sklearn", "spark", "torch")
+    leftovers = [n for n in names if n not in smoothece.__all__ and n not in submodules]
+    assert leftovers == []
+    assert "annotations" not in names and "TYPE_CHECKING" not in names
+
+
+# --- names ----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", [n for n in smoothece.__all__ if n != "__version__"])
+def test_public_names_report_a_public_module(name):
+    obj = getattr(smoothece, name)
+    module = obj.__module__
+    assert module.startswith("smoothece") and not any(part.startswith("_") for part in module.split(".")), module
+    assert getattr(importlib.import_module(module), obj.__qualname__) is obj  # where help() and pickle look
+
+
+def test_input_error_pickles_under_its_public_name():
+    err = smoothece.InputError("f[3] = 2: bad", "f", 3, 2.0, 1, 10)
+    back = pickle.loads(pickle.dumps(err))
+    assert type(back) is smoothece.InputError and (back.argument, back.index, back.count) == ("f", 3, 1)
+    assert repr(err).startswith("InputError(")
