@@ -39,6 +39,20 @@ def synthetic(kind: str, n: int, seed: int = 0):
     return f.astype(np.float64), y.astype(np.float64)
 
 
+@pytest.fixture(autouse=True)
+def close_figures():
+    """Figures a test made with pyplot are closed after it (pyplot is not imported for the others)."""
+    yield
+    plt = sys.modules.get("matplotlib.pyplot")
+    if plt is not None:
+        plt.close("all")
+
+
+def by_gid(artists, gid):
+    """The plot's artists of one role (smoothece tags each with a gid)."""
+    return [a for a in artists if a.get_gid() == gid]
+
+
 @pytest.fixture(scope="session")
 def solar():
     return datasets.solar_flares()

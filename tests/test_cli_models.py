@@ -4,14 +4,10 @@ subprocesses) on CSV and Parquet files written to tmp_path and on the bundled so
 Every model's numbers are checked against the library on that column alone (``smece``, the sketch's
 bootstrap and test, ``smece_by_group``), computed here on the arrays; CSV and JSON outputs are parsed."""
 
-import concurrent.futures
 import csv
 import io
 import json
-import os
 import shutil
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -23,25 +19,13 @@ from smoothece._util import format_p
 pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")
 
-ENV = {**os.environ, "SKBUILD_EDITABLE_VERBOSE": "0", "PYTHONIOENCODING": "utf-8"}
-ENV.pop("SMOOTHECE_DEBUG", None)
-TIMEOUT = 300
+# The CLI's runs as test_cli.py makes them (python -m smoothece in a subprocess, several at once).
+from test_cli import run, run_many  # noqa: E402  (tests/ is on sys.path: conftest.py)
+
 # The CLI streams into a sketch on its fixed grid; smoothece.smece bins on a grid sized to the data:
 # both are within ~1e-8 of the exact value (test_accuracy.py), so that is how far apart they may be.
 GRID_TOL = 1e-8
 SOLAR_MODELS = ("DAFFS", "NOAA", "AMOS", "NJIT")  # AMOS and NJIT miss some days (NA)
-
-
-def run(*args, input=None):
-    proc = subprocess.run([sys.executable, "-m", "smoothece"] + [str(a) for a in args], capture_output=True,
-                          env=ENV, timeout=TIMEOUT, input=input)
-    proc.stdout, proc.stderr = proc.stdout.decode("utf-8"), proc.stderr.decode("utf-8")
-    return proc
-
-
-def run_many(*arg_lists, **kw):
-    with concurrent.futures.ThreadPoolExecutor(max_workers=4) as pool:
-        return list(pool.map(lambda args: run(*args, **kw), arg_lists))
 
 
 def ok(proc):

@@ -13,21 +13,12 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
+from conftest import by_gid  # noqa: E402
 from matplotlib.text import Text  # noqa: E402
 from matplotlib.transforms import Bbox  # noqa: E402
 
 import smoothece  # noqa: E402
 from smoothece import plotting  # noqa: E402
-
-
-@pytest.fixture(autouse=True)
-def close_figures():
-    yield
-    plt.close("all")
-
-
-def by_gid(artists, gid):
-    return [a for a in artists if a.get_gid() == gid]
 
 
 # --- data ----------------------------------------------------------------------------------------

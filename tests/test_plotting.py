@@ -13,6 +13,7 @@ import matplotlib.image as mpimg  # noqa: E402
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
+from conftest import by_gid  # noqa: E402
 from matplotlib.collections import LineCollection, PolyCollection  # noqa: E402
 from smoothece.measures import binned_calibration  # noqa: E402
 from matplotlib.patches import Rectangle  # noqa: E402
@@ -32,16 +33,6 @@ def daffs_diagram(solar):
 @pytest.fixture(scope="module")
 def resnet_diagram(resnet):
     return smoothece.reliability_diagram(resnet.f, resnet.y, n_boot=100, seed=2)
-
-
-@pytest.fixture(autouse=True)
-def close_figures():
-    yield
-    plt.close("all")
-
-
-def by_gid(artists, gid):
-    return [a for a in artists if a.get_gid() == gid]
 
 
 def saved_png(fig, path):

@@ -38,12 +38,6 @@ from smoothece.sklearn import (  # noqa: E402
 )
 
 
-@pytest.fixture(autouse=True)
-def close_figures():
-    yield
-    plt.close("all")
-
-
 def binary_data(n=4000, seed=0):
     """GaussianNB is overconfident on redundant features: a miscalibrated model, held-out data."""
     X, y = make_classification(n_samples=2 * n, n_features=20, n_informative=4, n_redundant=10,
