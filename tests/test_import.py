@@ -2,6 +2,7 @@
 resolve on first use, public names where help() and pickle look for them, and an import under -OO."""
 
 import importlib
+import importlib.util
 import pickle
 import pkgutil
 import subprocess
@@ -30,9 +31,27 @@ def test_public_submodules_are_known():
             "resampling", "sketch"} <= set(PUBLIC_SUBMODULES)
 
 
+#: The integrations' frameworks: their modules import where the framework is installed.
+FRAMEWORKS = {"torch": ("torch", "torchmetrics"), "spark": ("pyspark",), "sklearn": ("sklearn",)}
+
+
+def _importable(module: str) -> bool:
+    return all(importlib.util.find_spec(name) is not None for name in FRAMEWORKS.get(module, ()))
+
+
+@pytest.mark.parametrize("module, framework", [("torch", "torch"), ("torch", "torchmetrics"),
+                                               ("sklearn", "sklearn")])
+def test_an_integration_without_its_framework_says_what_to_install(module, framework):
+    # The framework made unimportable (None in sys.modules), whether or not it is installed here.
+    code = (f"import sys; sys.modules[{framework!r}] = None\n"
+            f"try:\n    import smoothece.{module}\nexcept ImportError as err:\n    print(err)\n")
+    assert f'pip install "smoothece[{module}]"' in run_python(code)
+
+
 def test_imports_under_python_OO():
     # -OO strips docstrings (they are None): nothing may build on them at import time.
-    code = "import smoothece\n" + "".join(f"import smoothece.{m}\n" for m in PUBLIC_SUBMODULES) + (
+    modules = [m for m in PUBLIC_SUBMODULES if _importable(m)]
+    code = "import smoothece\n" + "".join(f"import smoothece.{m}\n" for m in modules) + (
         "assert smoothece.smece.__doc__ is None\n"
         "print(smoothece.smece([0.2, 0.7], [0, 1]))")
     assert float(run_python(code, "-OO")) > 0

@@ -30,15 +30,19 @@ from inspect import signature
 from typing import Any, Callable, Iterator, Optional, Tuple
 
 import numpy as np
-import sklearn
-from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, clone, is_classifier
-from sklearn.frozen import FrozenEstimator
-from sklearn.metrics import make_scorer
-from sklearn.model_selection import check_cv
-from sklearn.utils import _safe_indexing, get_tags, indexable
-from sklearn.utils.metadata_routing import MetadataRouter, MethodMapping, process_routing
-from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import _num_samples, check_is_fitted
+
+try:
+    import sklearn
+    from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, clone, is_classifier
+    from sklearn.frozen import FrozenEstimator
+    from sklearn.metrics import make_scorer
+    from sklearn.model_selection import check_cv
+    from sklearn.utils import _safe_indexing, get_tags, indexable
+    from sklearn.utils.metadata_routing import MetadataRouter, MethodMapping, process_routing
+    from sklearn.utils.multiclass import check_classification_targets
+    from sklearn.utils.validation import _num_samples, check_is_fitted
+except ImportError as _err:  # pragma: no cover - depends on the environment
+    raise ImportError('smoothece.sklearn needs scikit-learn 1.6 or newer: pip install "smoothece[sklearn]"') from _err
 
 from . import _validate
 from . import multiclass as _multiclass
