@@ -1,4 +1,4 @@
-"""Every claim the README makes about relplot, re-measured on today's code.
+"""Every claim the README makes about relplot, re-measured on the code as it stands.
 
     python bench/peers.py [--quick] [--n 100000] [--out DIR]
 
