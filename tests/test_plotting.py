@@ -326,7 +326,9 @@ def test_density_panel_on_a_new_figure(daffs_diagram, tmp_path):
     saved_png(fig, tmp_path / "panel.png")
     (panel,) = ax.child_axes
     box = panel.get_tightbbox(fig.canvas.get_renderer())
-    assert fig.bbox.y0 <= box.y0
+    # Inside the figure to within half a pixel (matplotlib 3.9's layout leaves the x label 0.03 px out,
+    # which no raster shows).
+    assert box.y0 >= fig.bbox.y0 - 0.5
     assert ax.get_position().height > 0.55  # the figure grows for the panel: the diagram keeps its size
 
 
