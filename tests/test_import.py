@@ -115,3 +115,21 @@ def test_input_error_pickles_under_its_public_name():
     back = pickle.loads(pickle.dumps(err))
     assert type(back) is smoothece.InputError and (back.argument, back.index, back.count) == ("f", 3, 1)
     assert repr(err).startswith("InputError(")
+
+
+def test_a_module_still_being_imported_counts_as_not_imported(monkeypatch):
+    # The CLI's reader thread may be importing pandas (through pyarrow) while the main thread asks
+    # whether the caller's keys are pandas objects: a half-initialized pandas has no DataFrame yet.
+    import importlib.machinery
+    import types
+
+    from smoothece._util import imported
+
+    module = types.ModuleType("half_imported")
+    module.__spec__ = importlib.machinery.ModuleSpec("half_imported", None)
+    module.__spec__._initializing = True  # what importlib sets while the module's code runs
+    monkeypatch.setitem(sys.modules, "half_imported", module)
+    assert imported("half_imported") is None
+    module.__spec__._initializing = False
+    assert imported("half_imported") is module
+    assert imported("numpy") is sys.modules["numpy"] and imported("no_such_module_here") is None

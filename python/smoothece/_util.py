@@ -140,3 +140,17 @@ class ToDict:
         import dataclasses
 
         return {f.name: jsonable(getattr(self, f.name)) for f in dataclasses.fields(self) if not f.name.startswith("_")}
+
+
+def imported(name: str):
+    """The module ``name`` if it is imported and done initializing, else None; never imports it.
+
+    A caller's pandas or polars objects imply their module was imported. One still being
+    imported by another thread (pyarrow imports pandas lazily, e.g. in the CLI's reader) is
+    half-initialized and cannot have made them, so it counts as not imported."""
+    import sys
+
+    module = sys.modules.get(name)
+    if module is None or getattr(getattr(module, "__spec__", None), "_initializing", False):
+        return None
+    return module

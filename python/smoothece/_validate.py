@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import numbers
 import secrets
-import sys
 import warnings
 from typing import Any, Optional
 
 import numpy as np
 
 from ._errors import InputError
+from ._util import imported
 
 _RaggedWarning = getattr(getattr(np, "exceptions", np), "VisibleDeprecationWarning", UserWarning)
 
@@ -67,7 +67,7 @@ def _missing_objects(arr: np.ndarray) -> np.ndarray:
     """Where an object array holds None, or any missing value pandas knows (NA, NaN,
     NaT: a nullable column's ``to_numpy()`` holds pd.NA); such values exist only once
     pandas is imported, whose ``isna`` tests them in one pass."""
-    pandas = sys.modules.get("pandas")
+    pandas = imported("pandas")
     if pandas is not None:
         return np.asarray(pandas.isna(arr), dtype=bool)
     return np.equal(arr, np.array(None))  # elementwise == None (numpy's stubs refuse a bare None)

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import datetime
 import struct
-import sys
 import warnings
 import zlib
 from dataclasses import dataclass
@@ -23,7 +22,7 @@ import numpy as np
 from . import _core, _validate
 from ._errors import InputError
 from ._typing import ArrayLike
-from ._util import ToDict, format_p, frozen
+from ._util import ToDict, format_p, frozen, imported
 from .sketch import DEFAULT_RESOLUTION, CalibrationSketch
 
 if TYPE_CHECKING:
@@ -45,7 +44,7 @@ _TUPLE_SEPARATOR = " / "
 
 def _pandas():
     """pandas if it is already imported (a caller's pandas objects imply it), else None: never imported here."""
-    return sys.modules.get("pandas")
+    return imported("pandas")
 
 
 def _categorical(x: Any):
@@ -96,7 +95,7 @@ def _key_columns(groups: Any) -> Optional[List[Tuple[Any, Any]]]:
     pd = _pandas()
     if pd is not None and isinstance(groups, pd.DataFrame):
         return [(label, groups.iloc[:, j]) for j, label in enumerate(groups.columns)]
-    pl = sys.modules.get("polars")
+    pl = imported("polars")
     if pl is not None and isinstance(groups, pl.DataFrame):
         return [(s.name, s) for s in groups.get_columns()]
     if isinstance(groups, (tuple, list)) and groups and all(_is_column(c) for c in groups):
