@@ -1,6 +1,7 @@
 #include "pybind11.hpp"
 
 #include "answers/analysis.hpp"
+#include "answers/comparison.hpp"
 
 namespace smoothece::bind {
 
@@ -88,6 +89,25 @@ void register_analysis(py::module_& m) {
         "The equal-tailed pointwise band of curves at each point (row): its (1 - level)/2 and (1 + level)/2 "
         "quantiles, NaN left out.",
         py::arg("values"), py::arg("level"), py::arg("threads") = 0);
+
+    m.def(
+        "paired_bootstrap",
+        [](const std::vector<py::array>& fs, const py::array& y, const std::optional<py::array>& w, double clip_lo,
+           double clip_hi, const std::string& metric, const std::vector<double>& sigma_star, std::int64_t count,
+           std::uint64_t seed, const std::string& weights, std::int64_t threads) {
+            std::vector<Inputs> models;
+            for (const py::array& f : fs) models.push_back(as_inputs(f, y, w, clip_lo, clip_hi));
+            const Metric mt = as_metric(metric);
+            const WeightKind kind = as_weight_kind(weights);
+            PairedReplicates reps = without_gil(
+                [&] { return paired_bootstrap_of_rows(models, mt, sigma_star, count, seed, kind, threads); });
+            py::array_t<double> stars = to_numpy(std::move(reps.sigma_star));
+            return py::make_tuple(stars.reshape({count, reps.models}), reps.unresolved);
+        },
+        "Paired bootstrap replicates of several models' SmoothECE on the same (checked) rows: (replicates × "
+        "models, how many replicate values lie below a grid).",
+        py::arg("fs"), py::arg("y"), py::arg("weights"), py::arg("clip_lo"), py::arg("clip_hi"), py::arg("metric"),
+        py::arg("sigma_star"), py::arg("count"), py::arg("seed"), py::arg("weight_kind"), py::arg("threads"));
 
     m.def(
         "summarise",

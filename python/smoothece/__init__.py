@@ -21,6 +21,7 @@ except ImportError as err:  # pragma: no cover - only on a broken install
 
 from ._api import smece, smece_sigma
 from ._errors import InputError, ResolutionWarning
+from .compare import Comparison, ModelComparison, compare, compare_models
 from .diagram import ReliabilityDiagram, reliability_diagram
 from .groups import GroupedCalibration, GroupedSketch, smece_by_group
 from .measures import (
@@ -81,10 +82,14 @@ __all__ = [
     "reliability_diagram",
     "bootstrap_smece",
     "calibration_test",
+    "compare",
+    "compare_models",
     "smece_by_group",
     "ReliabilityDiagram",
     "BootstrapResult",
     "CalibrationTest",
+    "Comparison",
+    "ModelComparison",
     "CalibrationSketch",
     "GroupedCalibration",
     "GroupedSketch",

@@ -14,6 +14,7 @@
 #include "resampling/draws.hpp"
 #include "resampling/group_smoothing.hpp"
 #include "resampling/resample.hpp"
+#include "resampling/replicate_solve.hpp"
 #include "resampling/resample_groups.hpp"
 #include "runtime/pool.hpp"
 #include "runtime/random.hpp"
@@ -298,6 +299,8 @@ FixedCurves fixed_curves(const Base& base, double sigma, std::int64_t out_interv
     return c;
 }
 
+}  // namespace
+
 // smECEσ of one replicate's residual spectrum, read off a grid with
 // kEvalNodesPerSigma nodes per σ.
 double replicate_smece(const Spectrum& spectrum, double sigma, double total, std::vector<double>& r,
@@ -319,7 +322,7 @@ double replicate_smece(const Spectrum& spectrum, double sigma, double total, std
 // smece(hint) is known already: hint_value). Returns σ* and whether it lies
 // above `limit` (else σ* < limit, reported as limit).
 std::pair<double, bool> replicate_fixpoint(const std::function<double(double)>& smece, double scale, double limit,
-                                           double hint, double slope, double hint_value = kNaN) {
+                                           double hint, double slope, double hint_value) {
     double lo = limit, hi = 1.0 / scale;
     double x0 = std::min(std::max(hint, lo), hi);
     double g0 = (x0 == hint && !std::isnan(hint_value) ? hint_value : smece(x0)) - scale * x0;
@@ -369,6 +372,8 @@ std::pair<double, bool> replicate_fixpoint(const std::function<double(double)>& 
     }
     return {x1, true};
 }
+
+namespace {
 
 struct Plan {
     const Summary* full = nullptr;
