@@ -161,3 +161,78 @@ def test_bad_input_names_the_model_and_the_argument():
         smoothece.compare_models(a, y)
     with pytest.raises(ValueError, match="n_boot"):
         smoothece.compare(a, b, y, n_boot=0)
+
+
+def test_the_rows_order_does_not_change_the_numbers():
+    q, a, b, y = models(5000, seed=14)
+    p = np.random.default_rng(3).permutation(y.size)
+    c = smoothece.compare(a, b, y, n_boot=100, seed=8)
+    d = smoothece.compare(a[p], b[p], y[p], n_boot=100, seed=8)
+    assert d.difference == pytest.approx(c.difference, abs=1e-12)
+    # the same draws for the same units; sums that differ in rounding can stop a replicate's solver one step
+    # apart, within the precision replicates are solved to (1e-4)
+    np.testing.assert_allclose(d.replicates, c.replicates, rtol=3e-4)
+
+
+# -- ComparisonSketch -------------------------------------------------------------------------------------------
+
+def batches(arrays, y, w, sizes):
+    start = 0
+    for size in sizes:
+        yield [f[start:start + size] for f in arrays], y[start:start + size], \
+            None if w is None else w[start:start + size]
+        start += size
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_a_sketch_fed_in_batches_answers_as_the_arrays_do(weighted):
+    q, a, b, y = models(60000, seed=15)
+    w = np.random.default_rng(4).lognormal(size=y.size) if weighted else None
+    sketch = smoothece.ComparisonSketch(["wiggle", "power"])
+    for fs, yb, wb in batches([a, b], y, w, [10000] * 6):
+        sketch.update(fs, yb, wb)
+    assert sketch.n == y.size and sketch.units > 0
+    got = sketch.compare(n_boot=600, seed=3)
+    want = smoothece.compare_models({"wiggle": a, "power": b}, y, weights=w, n_boot=600, seed=3)
+    # values: each model's sketch on its grid, to the accuracy contract
+    np.testing.assert_allclose(got.smece, [smoothece.smece(f, y, weights=w) for f in (a, b)], atol=1e-6)
+    # replicates: the same distribution (units of 512 cells here, of σ*/4 for arrays)
+    np.testing.assert_allclose(got.replicates.std(axis=0), want.replicates.std(axis=0), rtol=0.15)
+    d_got = got.replicates[:, 0] - got.replicates[:, 1]
+    d_want = want.replicates[:, 0] - want.replicates[:, 1]
+    assert d_got.std() == pytest.approx(d_want.std(), rel=0.15)
+    assert got.pair(0, 1).difference == pytest.approx(want.pair(0, 1).difference, abs=2e-6)
+
+
+def test_batching_and_merge_order_do_not_change_a_sketchs_numbers():
+    q, a, b, y = models(30000, seed=16)
+    one = smoothece.ComparisonSketch(2).update([a, b], y)
+    parts = []
+    for fs, yb, _ in batches([a, b], y, None, [7000, 13000, 10000]):
+        parts.append(smoothece.ComparisonSketch(2).update(fs, yb))
+    merged = parts[2].copy().merge(parts[0]).merge(parts[1])
+    assert merged.units == one.units and merged.n == one.n
+    x, z = one.compare(n_boot=200, seed=5), merged.compare(n_boot=200, seed=5)
+    np.testing.assert_allclose(z.smece, x.smece, rtol=1e-9)
+    np.testing.assert_allclose(z.replicates, x.replicates, rtol=3e-4)  # as for the rows' order
+
+
+def test_a_sketch_refuses_a_bad_batch_whole_and_names_the_model():
+    q, a, b, y = models(1000, seed=17)
+    sketch = smoothece.ComparisonSketch(["a", "b"]).update({"a": a, "b": b}, y)
+    bad = b.copy()
+    bad[3] = np.nan
+    with pytest.raises(InputError, match=r"model 'b'.*f\[3\]"):
+        sketch.update({"a": a, "b": bad}, y)
+    assert sketch.n == 1000 and sketch.model("a").n == 1000 and sketch.model(1).n == 1000
+    with pytest.raises(InputError, match="name the sketch's models"):
+        sketch.update({"a": a, "c": b}, y)
+    with pytest.raises(InputError, match="compares 2 models"):
+        sketch.update([a, b, b], y)
+    with pytest.raises(InputError, match="other models"):
+        sketch.merge(smoothece.ComparisonSketch(["a", "z"]))
+    with pytest.raises(InputError, match="unit_cells"):
+        smoothece.ComparisonSketch(2, unit_cells=100)
+    with pytest.raises(InputError, match="models"):
+        smoothece.ComparisonSketch(1)
+    assert sketch.model("b").smece() == pytest.approx(smoothece.smece(b, y), abs=1e-9)

@@ -1,5 +1,6 @@
 #include "pybind11.hpp"
 
+#include "products/paired_sketch.hpp"
 #include "products/sketch.hpp"
 
 namespace smoothece::bind {
@@ -34,6 +35,34 @@ void register_sketch(py::module_& m) {
             std::string raw = b;
             return without_gil([&] { return Sketch::from_bytes(raw); });
         });
+
+    py::class_<PairedSketch>(m, "PairedSketch")
+        .def(py::init([](const std::string& metric, std::int64_t resolution, std::int64_t models,
+                         std::int64_t unit_cells) { return PairedSketch(as_metric(metric), resolution, models, unit_cells); }),
+             py::arg("metric"), py::arg("resolution"), py::arg("models"), py::arg("unit_cells"))
+        .def("update",
+             [](PairedSketch& s, const std::vector<py::array>& fs, const py::array& y, const std::optional<py::array>& w,
+                double clip_lo, double clip_hi, std::int64_t threads) {
+                 std::vector<Inputs> models;
+                 for (const py::array& f : fs) models.push_back(as_inputs(f, y, w, clip_lo, clip_hi));
+                 without_gil([&] { s.update(models, threads); });
+             })
+        .def("merge", [](PairedSketch& s, const PairedSketch& other) { without_gil([&] { s.merge(other); }); })
+        .def("copy", [](const PairedSketch& s) { return PairedSketch(s); })
+        .def("model", [](const PairedSketch& s, std::int64_t m) { return Sketch(s.model(m)); })
+        .def_property_readonly("models", &PairedSketch::models)
+        .def_property_readonly("unit_cells", &PairedSketch::unit_cells)
+        .def_property_readonly("units", &PairedSketch::units)
+        .def_property_readonly("memory_bytes", &PairedSketch::memory_bytes)
+        .def("replicates",
+             // (replicates × models, how many replicate values lie below a grid)
+             [](const PairedSketch& s, const std::vector<double>& sigma_star, std::int64_t count, std::uint64_t seed,
+                const std::string& weights, std::int64_t threads) {
+                 const WeightKind kind = as_weight_kind(weights);
+                 PairedReplicates reps = without_gil([&] { return s.replicates(sigma_star, count, seed, kind, threads); });
+                 py::array_t<double> stars = to_numpy(std::move(reps.sigma_star));
+                 return py::make_tuple(stars.reshape({count, reps.models}), reps.unresolved);
+             });
 }
 
 }  // namespace smoothece::bind

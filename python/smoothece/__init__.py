@@ -21,7 +21,7 @@ except ImportError as err:  # pragma: no cover - only on a broken install
 
 from ._api import smece, smece_sigma
 from ._errors import InputError, ResolutionWarning
-from .compare import Comparison, ModelComparison, compare, compare_models
+from .compare import Comparison, ComparisonSketch, ModelComparison, compare, compare_models
 from .diagram import ReliabilityDiagram, reliability_diagram
 from .groups import GroupedCalibration, GroupedSketch, smece_by_group
 from .measures import (
@@ -91,6 +91,7 @@ __all__ = [
     "Comparison",
     "ModelComparison",
     "CalibrationSketch",
+    "ComparisonSketch",
     "GroupedCalibration",
     "GroupedSketch",
     "InputError",

@@ -11,6 +11,8 @@ their rows and labels).
 
 from __future__ import annotations
 
+import re
+import warnings
 from dataclasses import dataclass, field
 from typing import Mapping, Optional, Sequence, Union
 
@@ -21,8 +23,9 @@ from ._errors import InputError, ResolutionWarning
 from ._summary import summarise
 from ._typing import ArrayLike
 from ._util import ToDict, frozen, quantiles, sigma_star
+from .sketch import DEFAULT_RESOLUTION, CalibrationSketch
 
-__all__ = ["Comparison", "ModelComparison", "compare", "compare_models"]
+__all__ = ["Comparison", "ComparisonSketch", "ModelComparison", "compare", "compare_models"]
 
 
 @dataclass(frozen=True, repr=False)
@@ -69,13 +72,7 @@ class ModelComparison(ToDict):
         return f"ModelComparison({body}; {self.level:.0%} intervals, n_boot={self.n_boot}, seed={self.seed})"
 
     def _index(self, model) -> int:
-        if isinstance(model, (int, np.integer)) and not isinstance(model, bool):
-            if not -len(self.names) <= model < len(self.names):
-                raise InputError(f"model index {model} is out of range for {len(self.names)} models", "model")
-            return int(model) % len(self.names)
-        if model in self.names:
-            return self.names.index(model)
-        raise InputError(f"no model named {model!r}; the models are {list(self.names)}", "model")
+        return _position(self.names, model)
 
     def pair(self, a, b) -> Comparison:
         """The difference SmoothECE(a) − SmoothECE(b) (models by name or position)."""
@@ -96,27 +93,46 @@ class ModelComparison(ToDict):
                 for n, v, lo, hi in zip(self.names, self.smece, self.low, self.high)]
 
 
-def _basic_interval(value: float, replicates: np.ndarray, level: float) -> tuple:
-    """The basic bootstrap interval [2v − q_hi, 2v − q_lo] (placeholder for the library's rule)."""
-    alpha = 1.0 - level
-    lo, hi = quantiles(replicates, [alpha / 2, 1 - alpha / 2])
-    return float(2 * value - hi), float(2 * value - lo)
-
-
 def _comparison(names, a: float, b: float, replicates: np.ndarray, level: float, seed: int) -> Comparison:
     diff = float(a - b)
     deltas = replicates[:, 0] - replicates[:, 1]
-    low, high = _basic_interval(diff, deltas, level)
-    # The test the interval inverts: under equal calibration the difference
-    # varies about 0 as the replicates vary about the observed difference, so
-    # it is rejected at level α exactly when 0 lies outside the 1 − α
-    # interval; counts +1 so that p is never 0 from finitely many replicates.
+    # The percentile interval of the paired differences, widened to hold the
+    # observed one if it lies outside. Each model's SmoothECE is biased
+    # upward by noise, but a pair's replicates share their rows, so their
+    # biases largely cancel in the difference: in bench/compare.py it covers
+    # the population difference in 93-97% of data sets (n = 500 to 20000,
+    # with and without weights), where the bias-corrected "basic" interval
+    # covered 78-83% at n = 500.
+    alpha = 1.0 - level
+    q_lo, q_hi = (float(v) for v in quantiles(deltas, [alpha / 2, 1 - alpha / 2]))
+    low, high = min(q_lo, diff), max(q_hi, diff)
+    # The test this interval inverts: equal calibration is rejected at level
+    # α when 0 lies outside the 1 − α interval, i.e. when fewer than α/2 of
+    # the replicates fall on 0's side; +1 so p is never 0 from finite replicates.
     n = deltas.shape[0]
-    above = 1 + np.count_nonzero(deltas >= 2 * diff)
-    below = 1 + np.count_nonzero(deltas <= 2 * diff)
-    p = min(1.0, 2.0 * min(above, below) / (n + 1))
+    p = min(1.0, 2.0 * (1 + min(np.count_nonzero(deltas <= 0.0), np.count_nonzero(deltas >= 0.0))) / (n + 1))
     return Comparison(names=tuple(names), smece_a=float(a), smece_b=float(b), difference=diff, low=low, high=high,
                       p_value=float(p), level=level, n_boot=int(n), seed=seed, replicates=frozen(replicates))
+
+
+def _position(names: tuple, model) -> int:
+    """A model's place among ``names``, by name or position."""
+    if isinstance(model, (int, np.integer)) and not isinstance(model, bool):
+        if not -len(names) <= model < len(names):
+            raise InputError(f"model index {model} is out of range for {len(names)} models", "model")
+        return int(model) % len(names)
+    if model in names:
+        return names.index(model)
+    raise InputError(f"no model named {model!r}; the models are {list(names)}", "model")
+
+
+def _for_model(name: str, check, *args, **kwargs):
+    """check(*args) with an InputError naming the model whose rows it refused."""
+    try:
+        return check(*args, **kwargs)
+    except InputError as err:
+        raise InputError(f"model {name!r}: {err}", err.argument, err.index, err.value, err.count,
+                         err.size) from None
 
 
 def _named(predictions) -> tuple:
@@ -180,33 +196,27 @@ def compare_models(
     checked, values = [], []
     y_arr = w_arr = None
     for name, f in zip(names, arrays):
-        try:
-            f_arr, y_arr, w_arr = _validate.rows(f, y, weights)
-        except InputError as err:
-            raise InputError(f"model {name!r}: {err}", err.argument, err.index, err.value, err.count,
-                             err.size) from None
-        try:
-            analysis = summarise(f_arr, y_arr, w_arr, clip=clip, metric=metric, threads=threads)
-        except InputError as err:
-            raise InputError(f"model {name!r}: {err}", err.argument, err.index, err.value, err.count,
-                             err.size) from None
+        f_arr, y_arr, w_arr = _for_model(name, _validate.rows, f, y, weights)
+        analysis = _for_model(name, summarise, f_arr, y_arr, w_arr, clip=clip, metric=metric, threads=threads)
         checked.append(f_arr)
         values.append(sigma_star(analysis, t))
     reps, unresolved = _core.paired_bootstrap(checked, y_arr, w_arr, lo, hi, metric, values, n_boot, seed, kind, t)
-    if unresolved:
-        import warnings
+    return _model_comparison(names, values, reps, unresolved, level, seed, stacklevel=3)
 
+
+def _model_comparison(names, values, reps, unresolved: int, level: float, seed: int, stacklevel: int):
+    """The result of paired replicates (of arrays or of a sketch)."""
+    if unresolved:
         warnings.warn(f"{unresolved} of {reps.size} replicate values lie below the finest grid the paired bootstrap "
                       "uses and are reported at its bound: the intervals are approximate", ResolutionWarning,
-                      stacklevel=2)
-    smece = np.array(values)
+                      stacklevel=stacklevel)
+    smece = np.array(values, dtype=np.float64)
     alpha = 1.0 - level
     q_lo, q_hi = quantiles(reps, [alpha / 2, 1 - alpha / 2])
-    low = np.maximum(0.0, 2 * smece - q_hi)
+    low = np.minimum(np.maximum(0.0, 2 * smece - q_hi), smece)
     high = np.maximum(2 * smece - q_lo, smece)
-    low = np.minimum(low, smece)
-    return ModelComparison(names=names, smece=frozen(smece), low=frozen(low), high=frozen(high), level=level,
-                           n_boot=n_boot, seed=seed, replicates=frozen(reps))
+    return ModelComparison(names=tuple(names), smece=frozen(smece), low=frozen(low), high=frozen(high), level=level,
+                           n_boot=int(reps.shape[0]), seed=seed, replicates=frozen(reps))
 
 
 def compare(
@@ -227,12 +237,24 @@ def compare(
     """SmoothECE(a) − SmoothECE(b) on the same rows, with a paired bootstrap
     interval and a two-sided test of equal calibration.
 
-    The difference is exact (both SmoothECEs are); its interval is the basic
-    bootstrap interval of the paired replicates (the replicates' spread
-    about the observed difference, reflected: it corrects the upward bias
-    that noise gives each SmoothECE, which differs between models), and the
-    p-value is that of the test this interval inverts: equal calibration is
-    rejected at level 1 − ``level`` exactly when 0 lies outside the interval.
+    The difference is exact (both SmoothECEs are). Its interval is the
+    percentile interval of the paired replicates' differences (widened to
+    hold the difference itself, where it lies outside), and the p-value is
+    that of the test it inverts: equal calibration is rejected at level
+    1 − ``level`` when 0 lies outside the interval. Coverage of the
+    population difference, and the test's size, from ``bench/compare.py``:
+    93-97% and 2-6% for n from 500 to 20000, one-signed and crossing
+    reliability curves, with and without weights.
+
+    What it does not do: tell two *calibrated* models apart. Each SmoothECE
+    then sits at its noise floor, which depends on how the predictions are
+    spread (a model with ten distinct predictions has a lower floor than a
+    continuous one), so at large n the difference of two calibrated models
+    is "significant" (a continuous and a ten-value calibrated model at
+    n = 20000: rejected in 60% of data sets). Ask
+    :func:`calibration_test` of each model first; compare models that it
+    finds miscalibrated.
+
     Parameters as in :func:`compare_models`; ``names`` label the two models.
     """
     names = tuple(str(n) for n in names)
@@ -241,3 +263,142 @@ def compare(
     result = compare_models({names[0]: f_a, names[1]: f_b}, y, weights=weights, metric=metric, n_boot=n_boot,
                             level=level, seed=seed, weight_kind=weight_kind, clip=clip, threads=threads)
     return result.pair(0, 1)
+
+
+class ComparisonSketch:
+    """Several models' :class:`CalibrationSketch` of the same rows, with what
+    their paired bootstrap needs: :meth:`compare` answers as
+    :func:`compare_models` does, from batches, and sketches of parts of the
+    rows merge.
+
+    Parameters
+    ----------
+    models : int or sequence of str
+        How many models, or their names (``"model 0"``, ... for an int).
+    resolution, metric
+        Of every model's sketch, as in :class:`CalibrationSketch`.
+    unit_cells : int, default 512
+        The paired bootstrap's resolution: rows that share their label and,
+        for every model, one of ``unit_cells`` cells over the metric's grid
+        draw together (a power of two, 16 to 65536). The replicates spread as
+        :func:`compare_models`'s do while a cell is at most about half the
+        models' σ* wide (512 cells: σ* ≳ 0.004 on the l1 grid; the logit
+        grid spans about 75 logit units, so there 2048 or more). Memory: one
+        entry of about 100 bytes per (cells, label) that the rows occupy, at
+        most 2·unit_cells^models and in practice the cells the models' joint
+        predictions fill (two related models on 1e5 rows: ~2,000), besides
+        the models' sketches.
+
+    Rows are added with :meth:`update` (every model's predictions of the same
+    rows); a batch with a bad value in any model adds nothing.
+    """
+
+    __slots__ = ("_sketch", "_names")
+
+    def __init__(self, models: Union[int, Sequence[str]] = 2, resolution: int = DEFAULT_RESOLUTION,
+                 metric: str = "l1", unit_cells: int = 512):
+        if isinstance(models, (int, np.integer)) and not isinstance(models, bool):
+            names = tuple(f"model {i}" for i in range(int(models)))
+        elif isinstance(models, (str, bytes)) or not isinstance(models, Sequence):
+            raise TypeError(f"models must be a count or a sequence of names, got {type(models).__name__}")
+        else:
+            names = tuple(str(m) for m in models)
+            if len(set(names)) != len(names):
+                raise InputError(f"model names must differ, got {list(models)}", "models")
+        for name, value in (("resolution", resolution), ("unit_cells", unit_cells)):
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+                raise TypeError(f"{name} must be an int (a power of two), got {value!r}")
+        self._names = names
+        self._sketch = _core.PairedSketch(_validate.metric(metric), int(resolution), len(names), int(unit_cells))
+
+    @property
+    def names(self) -> tuple:
+        return self._names
+
+    def update(self, predictions: Union[Mapping[str, ArrayLike], Sequence[ArrayLike]], y: ArrayLike,
+               weights: Optional[ArrayLike] = None, *, clip: Union[bool, float] = False,
+               threads: Optional[int] = None) -> "ComparisonSketch":
+        """Adds a batch of rows: every model's predictions of them (a mapping by
+        name, or a sequence in the sketch's order), their labels and weights."""
+        if isinstance(predictions, Mapping):
+            if set(map(str, predictions.keys())) != set(self._names):
+                raise InputError(f"predictions must name the sketch's models {list(self._names)}, got "
+                                 f"{list(predictions.keys())}", "predictions")
+            by_name = {str(k): v for k, v in predictions.items()}
+            arrays = [by_name[n] for n in self._names]
+        else:
+            _, arrays = _named(predictions)
+            if len(arrays) != len(self._names):
+                raise InputError(f"this sketch compares {len(self._names)} models, got {len(arrays)} prediction "
+                                 "arrays", "predictions")
+        checked = []
+        y_arr = w_arr = None
+        for name, f in zip(self._names, arrays):
+            f_arr, y_arr, w_arr = _for_model(name, _validate.rows, f, y, weights)
+            checked.append(f_arr)
+        lo, hi = _validate.clip_range(clip)
+        try:
+            self._sketch.update(checked, y_arr, w_arr, lo, hi, _validate.threads(threads))
+        except InputError as err:
+            m = re.match(r"model (\d+): ", str(err))
+            if not m:
+                raise
+            name = self._names[int(m.group(1))]
+            raise InputError(f"model {name!r}: {str(err)[m.end():]}", err.argument, err.index, err.value, err.count,
+                             err.size) from None
+        return self
+
+    def merge(self, other: "ComparisonSketch") -> "ComparisonSketch":
+        """Adds another comparison sketch of the same models, metric and resolutions."""
+        if not isinstance(other, ComparisonSketch):
+            raise TypeError(f"can only merge another ComparisonSketch, got {type(other).__name__}")
+        if other._names != self._names:
+            raise InputError(f"cannot merge sketches of other models ({list(other._names)} into "
+                             f"{list(self._names)})", "other")
+        self._sketch.merge(other._sketch)
+        return self
+
+    def copy(self) -> "ComparisonSketch":
+        out = ComparisonSketch.__new__(ComparisonSketch)
+        out._names, out._sketch = self._names, self._sketch.copy()
+        return out
+
+    def model(self, name) -> CalibrationSketch:
+        """A copy of one model's sketch (by name or position): every single-model answer."""
+        i = _position(self._names, name)
+        out = CalibrationSketch.__new__(CalibrationSketch)
+        out._sketch = self._sketch.model(i)
+        return out
+
+    @property
+    def n(self) -> int:
+        return int(self._sketch.model(0).rows)
+
+    @property
+    def total_weight(self) -> float:
+        return float(self._sketch.model(0).total_weight)
+
+    @property
+    def units(self) -> int:
+        """Entries of the paired bootstrap's table (see ``unit_cells``)."""
+        return int(self._sketch.units)
+
+    @property
+    def memory_bytes(self) -> int:
+        return int(self._sketch.memory_bytes)
+
+    def compare(self, *, n_boot: int = 1000, level: float = 0.95, seed: Optional[int] = None,
+                weight_kind: str = "importance", threads: Optional[int] = None) -> ModelComparison:
+        """The models' SmoothECE and paired replicates, as :func:`compare_models` gives for the rows added."""
+        n_boot = _validate.count(n_boot, "n_boot", 1)
+        level = _validate.level(level)
+        seed = _validate.seed(seed)
+        kind = _validate.weight_kind(weight_kind)
+        t = _validate.threads(threads)
+        values = [sigma_star(self._sketch.model(i).analysis(), t) for i in range(len(self._names))]
+        reps, unresolved = self._sketch.replicates(values, n_boot, seed, kind, t)
+        return _model_comparison(self._names, values, reps, unresolved, level, seed, stacklevel=3)
+
+    def __repr__(self) -> str:
+        return (f"ComparisonSketch(models={list(self._names)}, n={self.n}, units={self.units}, "
+                f"unit_cells={self._sketch.unit_cells})")

@@ -172,6 +172,11 @@ double Analysis::atoms_smece(const Atoms& atoms, double sigma) const {
     return exact_abs_integral(atoms.x, residuals_of(atoms), sigma) / atoms.total_weight_scaled();
 }
 
+Summary Analysis::residual_on(std::int64_t intervals, std::int64_t threads) {
+    if (rows_) return rows_->summarise(Content::Residual, intervals, threads);
+    return summary_.restricted(std::min(intervals, summary_.intervals), true);
+}
+
 SigmaStar Analysis::smece(std::int64_t threads) {
     if (sigma_star_) return *sigma_star_;
     const double s = scale(), tol = kTolerance;

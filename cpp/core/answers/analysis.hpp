@@ -77,6 +77,10 @@ public:
     Replicates replicates(ResampleKind kind, std::int64_t count, std::uint64_t seed, double band_sigma,
                           std::int64_t mesh_intervals, WeightKind weights, bool at_band, std::int64_t threads,
                           double band_level = 0.0);
+    // The residual sums on a grid of `intervals`: from the rows behind the
+    // summary where there are, else the summary's own, restricted (on at
+    // most its grid: the result's intervals say which).
+    Summary residual_on(std::int64_t intervals, std::int64_t threads);
     // `size` (f, y) pairs for tick marks, drawn reproducibly.
     void sample(std::int64_t size, std::uint64_t seed, std::vector<double>& f, std::vector<double>& y);
 

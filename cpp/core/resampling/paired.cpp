@@ -43,6 +43,15 @@ struct Scratch {
 
 }  // namespace
 
+void PairedUnits::rescale(int new_exp) {
+    const int shift = new_exp - weight_exp;
+    if (shift == 0) return;
+    for (auto* sums : {&weight, &residual, &weight_x})
+        for (double& v : *sums) v = std::ldexp(v, shift);
+    for (double& v : weight_sq) v = std::ldexp(v, 2 * shift);
+    weight_exp = new_exp;
+}
+
 std::int64_t paired_intervals(double sigma_star) {
     std::int64_t g = 64;
     while (g < kMaxPairedIntervals && static_cast<double>(g) * sigma_star < kNodesPerSigma) g *= 2;
@@ -59,11 +68,22 @@ PairedReplicates paired_replicates(const std::vector<PairedBase>& bases, const P
     if (!(req.total_weight > 0.0)) throw std::invalid_argument("the rows weigh nothing");
     const auto count = static_cast<std::size_t>(units.size());
 
-    // Each unit's draw, and where its change of mass lands on each base.
+    // Units draw in the order of their keys, so that the numbers depend on
+    // the rows alone: not on their order, nor on how a sketch was batched.
+    const auto width = static_cast<std::size_t>(units.models + 1);
+    if (units.key.size() != count * width) throw std::invalid_argument("the units' keys do not match their sums");
+    std::vector<std::size_t> order(count);
+    for (std::size_t u = 0; u < count; ++u) order[u] = u;
+    std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+        return std::lexicographical_compare(units.key.begin() + static_cast<std::ptrdiff_t>(a * width),
+                                            units.key.begin() + static_cast<std::ptrdiff_t>((a + 1) * width),
+                                            units.key.begin() + static_cast<std::ptrdiff_t>(b * width),
+                                            units.key.begin() + static_cast<std::ptrdiff_t>((b + 1) * width));
+    });
+    // Each unit's draw (in key order), and where its change of mass lands on each base.
     std::vector<BootstrapDraw> draws;
     draws.reserve(count);
-    for (std::size_t u = 0; u < count; ++u)
-        draws.emplace_back(units.weight[u], units.weight_sq[u], units.weight_exp, req.weights);
+    for (const std::size_t u : order) draws.emplace_back(units.weight[u], units.weight_sq[u], units.weight_exp, req.weights);
     std::vector<Placement> placed(count * models);
     std::vector<double> slope(models, 0.0);
     for (std::size_t m = 0; m < models; ++m) {
@@ -93,8 +113,9 @@ PairedReplicates paired_replicates(const std::vector<PairedBase>& bases, const P
         RandomStream rng(req.seed, stream_of(ResampleKind::Bootstrap, b));
         s.change.resize(count);
         double total = req.total_weight;
-        for (std::size_t u = 0; u < count; ++u) {
-            s.change[u] = draws[u](rng) - 1.0;
+        for (std::size_t j = 0; j < count; ++j) {
+            const std::size_t u = order[j];
+            s.change[u] = draws[j](rng) - 1.0;
             total += s.change[u] * units.weight[u];
         }
         for (std::size_t m = 0; m < models; ++m) {

@@ -36,6 +36,8 @@ struct PairedUnits {
     std::vector<double> weight, weight_sq, residual, weight_x;
 
     std::int64_t size() const { return static_cast<std::int64_t>(weight.size()); }
+    // Every weight sum rescaled to 2^new_exp (as Summary::rescale).
+    void rescale(int new_exp);
 };
 
 // One model's part of a paired bootstrap: its full sample's residual node

@@ -1,0 +1,54 @@
+// PairedSketch: several models' sketches of the same rows, with what their
+// paired bootstrap needs (resampling/paired.hpp): the rows' units, at a
+// fixed number of unit cells per model, merged by key. Mergeable like a
+// Sketch; its memory grows with the units that occur (at most 2·cells^models,
+// in practice the cells the models' joint predictions fill), not with rows.
+#pragma once
+
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "pass/columns.hpp"
+#include "products/sketch.hpp"
+#include "resampling/paired.hpp"
+
+namespace smoothece {
+
+class PairedSketch {
+public:
+    // `models` ≥ 2 sketches of `resolution`, units of `unit_cells` per model (a power of two in [16, 2^16]).
+    PairedSketch(Metric metric, std::int64_t resolution, std::int64_t models, std::int64_t unit_cells);
+    PairedSketch(const PairedSketch& other);
+
+    // Adds a batch: one Inputs per model, sharing y and w. Every model's rows
+    // are checked before anything is added; on a bad row nothing is added
+    // and InputError is thrown.
+    void update(const std::vector<Inputs>& models, std::int64_t threads);
+    // Adds another paired sketch of the same shape.
+    void merge(const PairedSketch& other);
+
+    const Sketch& model(std::int64_t m) const { return sketches_.at(static_cast<std::size_t>(m)); }
+    std::int64_t models() const { return static_cast<std::int64_t>(sketches_.size()); }
+    std::int64_t unit_cells() const { return unit_cells_; }
+    std::int64_t units() const;
+    std::size_t memory_bytes() const;
+
+    // Paired replicates of the models' SmoothECE, given each one's σ* (metric units).
+    PairedReplicates replicates(const std::vector<double>& sigma_star, std::int64_t count, std::uint64_t seed,
+                                WeightKind weights, std::int64_t threads) const;
+
+private:
+    void add_units(const PairedUnits& batch);  // under the lock
+
+    Mapping mapping_;
+    std::int64_t unit_cells_;
+    std::vector<Sketch> sketches_;
+    PairedUnits units_;
+    std::unordered_map<std::string, std::size_t> index_;  // a unit's key bytes → its place in units_
+    mutable std::mutex mutex_;
+};
+
+}  // namespace smoothece
