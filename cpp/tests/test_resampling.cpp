@@ -11,9 +11,11 @@
 #include <vector>
 
 #include "answers/analysis.hpp"
+#include "answers/comparison.hpp"
 #include "core_rows.hpp"
 #include "resampling/group_smoothing.hpp"
 #include "resampling/lanes_kernel.hpp"
+#include "resampling/paired.hpp"
 #include "resampling/resample.hpp"
 #include "smoothing/spectrum.hpp"
 
@@ -174,6 +176,60 @@ TEST(work_grid_sigma_star) {
                                     std::to_string(worst) + ")");
         }
     }
+}
+
+// Paired units: each unit's sums are those of its rows (summed here row by
+// row), every row lands in the unit of its own cells and label, and the
+// units' total is the rows'.
+TEST(paired_units_hold_their_rows_sums) {
+    const Rows a = random_rows(3000, 21, true);
+    Rows b = a;
+    for (double& f : b.f) f = std::sqrt(f);
+    const std::vector<Inputs> models = {a.inputs(), b.inputs()};
+    const std::vector<std::int64_t> cells = {16, 32};
+    const PairedUnits units = units_of_rows(models, Mapping::l1(), cells, 0);
+    double weight = 0.0, residual_b = 0.0;
+    bool found_all = true;
+    for (std::size_t i = 0; i < a.f.size(); ++i) {
+        const auto ca = static_cast<std::uint32_t>(std::min(a.f[i] * 16.0, 15.0));
+        const auto cb = static_cast<std::uint32_t>(std::min(b.f[i] * 32.0, 31.0));
+        bool found = false;
+        for (std::int64_t u = 0; u < units.size(); ++u) {
+            const auto* k = units.key.data() + u * 3;
+            found = found || (k[0] == ca && k[1] == cb && k[2] == a.y[i]);
+        }
+        found_all = found_all && found;
+        weight += a.w[i];
+        residual_b += a.w[i] * (a.y[i] - b.f[i]);
+    }
+    check(found_all, "every row's (cells, label) is a unit");
+    double unit_weight = 0.0, unit_residual_b = 0.0;
+    for (std::int64_t u = 0; u < units.size(); ++u) {
+        unit_weight += units.weight[static_cast<std::size_t>(u)];
+        unit_residual_b += units.residual[static_cast<std::size_t>(u) * 2 + 1];
+    }
+    check(std::fabs(unit_weight - weight) <= 1e-9 * weight, "the units weigh what the rows weigh");
+    check(std::fabs(unit_residual_b - residual_b) <= 1e-9 * weight, "model b's residual sums to the rows'");
+    check(units.size() <= 2 * 16 * 32, "at most one unit per (cells, label)");
+}
+
+// A model compared with itself: both columns of every replicate agree, and
+// the replicates do not depend on the thread count.
+TEST(paired_replicates_of_a_model_and_itself) {
+    const Rows a = random_rows(20000, 22);
+    const double s = smece(a);
+    const std::vector<Inputs> models = {a.inputs(), a.inputs()};
+    const PairedReplicates one = paired_bootstrap_of_rows(models, Metric::L1, {s, s}, 64, 5, WeightKind::Importance, 1);
+    const PairedReplicates two = paired_bootstrap_of_rows(models, Metric::L1, {s, s}, 64, 5, WeightKind::Importance, 2);
+    bool same = true, spread = false;
+    for (std::size_t b = 0; b < 64; ++b) {
+        same = same && one.sigma_star[2 * b] == one.sigma_star[2 * b + 1];
+        spread = spread || std::fabs(one.sigma_star[2 * b] - s) > 1e-4 * s;
+    }
+    check(same, "a model and itself get the same replicate values");
+    check(spread, "the replicates vary");
+    check(one.sigma_star == two.sigma_star, "the same replicates on 1 and 2 threads");
+    check(one.unresolved == 0, "every replicate resolved");
 }
 
 }  // namespace
