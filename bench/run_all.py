@@ -30,6 +30,7 @@ SCRIPTS = {
     "population": ("population SmoothECE of the study models, by quadrature (no smoothece)", ()),
     "coverage": ("coverage of bootstrap_smece's 95% interval, weighted and unweighted", ()),
     "size": ("size and power of calibration_test", ()),
+    "compare": ("coverage and size of compare's paired bootstrap of a difference", ()),
     "groups": ("smece_by_group against loops, sketches, grouped tests, sketch bytes", ()),
     "speed": ("speed and memory against the floor, reference and relplot, n = 1e3 … 1e8", ("png",)),
     "catalogue": ("time and accuracy on 19 hard inputs, resampling cost", ()),
