@@ -236,3 +236,21 @@ def test_a_sketch_refuses_a_bad_batch_whole_and_names_the_model():
     with pytest.raises(InputError, match="models"):
         smoothece.ComparisonSketch(1)
     assert sketch.model("b").smece() == pytest.approx(smoothece.smece(b, y), abs=1e-9)
+
+
+def test_a_sketchs_unit_table_is_bounded_and_its_level_depends_on_the_rows_alone():
+    # four noisy models: nearly a unit a row at 512 cells, so the table coarsens
+    rng = np.random.default_rng(18)
+    n = 300_000
+    q = rng.uniform(size=n)
+    y = (rng.uniform(size=n) < q).astype(np.int8)
+    fs = [np.clip(q + rng.normal(0.0, s, size=n), 0.0, 1.0) for s in (0.1, 0.15, 0.2, 0.25)]
+    one = smoothece.ComparisonSketch(4, resolution=256).update(fs, y)
+    assert one.units <= 2 ** 18 and one.unit_cells < 512
+    parts = [smoothece.ComparisonSketch(4, resolution=256).update([f[i:i + 60_000] for f in fs], y[i:i + 60_000])
+             for i in range(0, n, 60_000)]
+    assert all(p.unit_cells == 512 for p in parts)  # each part alone fits
+    merged = parts[3].copy()
+    for p in (parts[0], parts[4], parts[1], parts[2]):
+        merged.merge(p)
+    assert (merged.unit_cells, merged.units, merged.n) == (one.unit_cells, one.units, n)

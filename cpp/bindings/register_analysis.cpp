@@ -102,10 +102,10 @@ void register_analysis(py::module_& m) {
             PairedReplicates reps = without_gil(
                 [&] { return paired_bootstrap_of_rows(models, mt, sigma_star, count, seed, kind, threads); });
             py::array_t<double> stars = to_numpy(std::move(reps.sigma_star));
-            return py::make_tuple(stars.reshape({count, reps.models}), reps.unresolved);
+            return py::make_tuple(stars.reshape({count, reps.models}), reps.unresolved, reps.units, reps.widest_unit);
         },
         "Paired bootstrap replicates of several models' SmoothECE on the same (checked) rows: (replicates × "
-        "models, how many replicate values lie below a grid).",
+        "models, how many replicate values lie below a grid, units, the widest unit cell over its model's sigma*).",
         py::arg("fs"), py::arg("y"), py::arg("weights"), py::arg("clip_lo"), py::arg("clip_hi"), py::arg("metric"),
         py::arg("sigma_star"), py::arg("count"), py::arg("seed"), py::arg("weight_kind"), py::arg("threads"));
 

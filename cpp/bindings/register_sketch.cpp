@@ -55,13 +55,14 @@ void register_sketch(py::module_& m) {
         .def_property_readonly("units", &PairedSketch::units)
         .def_property_readonly("memory_bytes", &PairedSketch::memory_bytes)
         .def("replicates",
-             // (replicates × models, how many replicate values lie below a grid)
+             // (replicates × models, how many replicate values lie below a grid, units, widest unit / σ*)
              [](const PairedSketch& s, const std::vector<double>& sigma_star, std::int64_t count, std::uint64_t seed,
                 const std::string& weights, std::int64_t threads) {
                  const WeightKind kind = as_weight_kind(weights);
                  PairedReplicates reps = without_gil([&] { return s.replicates(sigma_star, count, seed, kind, threads); });
                  py::array_t<double> stars = to_numpy(std::move(reps.sigma_star));
-                 return py::make_tuple(stars.reshape({count, reps.models}), reps.unresolved);
+                 return py::make_tuple(stars.reshape({count, reps.models}), reps.unresolved, reps.units,
+                                       reps.widest_unit);
              });
 }
 

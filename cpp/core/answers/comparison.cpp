@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <stdexcept>
-#include <unordered_map>
 
 #include "pass/rows.hpp"
 #include "summary/summary.hpp"
@@ -12,7 +11,7 @@ namespace {
 
 // Dense ids for keys id·cells + cell of every row: the ids of the previous
 // model refined by this model's cell. A table of all combinations where it is
-// small, else a hash map over the combinations that occur.
+// small, else an open-addressing hash table over the combinations that occur.
 std::int64_t refine(std::vector<std::uint32_t>& id, std::int64_t ids, const std::vector<std::uint32_t>& cell,
                     std::int64_t cells) {
     const auto n = id.size();
@@ -27,13 +26,21 @@ std::int64_t refine(std::vector<std::uint32_t>& id, std::int64_t ids, const std:
         }
         return next;
     }
-    std::unordered_map<std::uint64_t, std::uint32_t> table;
-    table.reserve(std::min<std::size_t>(n, static_cast<std::size_t>(combinations)));
+    int bits = 4;
+    while ((std::size_t{1} << bits) < 2 * std::min<std::size_t>(n, static_cast<std::size_t>(combinations))) ++bits;
+    constexpr std::uint64_t kEmpty = ~std::uint64_t{0};
+    std::vector<std::uint64_t> keys(std::size_t{1} << bits, kEmpty);
+    std::vector<std::uint32_t> values(keys.size());
+    const std::size_t mask = keys.size() - 1;
     for (std::size_t i = 0; i < n; ++i) {
         const auto key = static_cast<std::uint64_t>(id[i]) * static_cast<std::uint64_t>(cells) + cell[i];
-        const auto [it, added] = table.emplace(key, static_cast<std::uint32_t>(next));
-        if (added) ++next;
-        id[i] = it->second;
+        std::size_t slot = fibonacci_slot(key, bits);
+        while (keys[slot] != kEmpty && keys[slot] != key) slot = (slot + 1) & mask;
+        if (keys[slot] == kEmpty) {
+            keys[slot] = key;
+            values[slot] = static_cast<std::uint32_t>(next++);
+        }
+        id[i] = values[slot];
     }
     return next;
 }
@@ -120,7 +127,25 @@ PairedReplicates paired_bootstrap_of_rows(const std::vector<Inputs>& models, Met
         req.total_weight = s.weight;
         cells[m] = paired_unit_cells(base.intervals);
     }
-    const PairedUnits units = units_of_rows(models, mapping, cells, weight_exp);
+    // Units at a quarter of each σ* while they are few; beyond kMaxPairedUnits
+    // (noisy models, several of them: up to one unit a row) every model's
+    // cells halve, down to one σ* wide, so that a replicate's cost stays that
+    // of its grids, not of the rows. Within a unit the rows share a label, so
+    // their residuals differ by no more than the cell's width in f: a coarser
+    // unit places their change of mass less finely, and nothing else.
+    PairedUnits units = units_of_rows(models, mapping, cells, weight_exp);
+    for (;;) {
+        if (units.size() <= kMaxPairedUnits) break;
+        bool coarser = false;
+        for (std::size_t m = 0; m < models.size(); ++m) {
+            if (static_cast<double>(cells[m]) / 2.0 * bases[m].sigma_star >= 1.0) {
+                cells[m] /= 2;
+                coarser = true;
+            }
+        }
+        if (!coarser) break;
+        units = units_of_rows(models, mapping, cells, weight_exp);
+    }
     return paired_replicates(bases, units, req);
 }
 

@@ -36,6 +36,11 @@ PairedSketch::PairedSketch(const PairedSketch& other) : mapping_(other.mapping_)
     index_ = other.index_;
 }
 
+std::int64_t PairedSketch::unit_cells() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return unit_cells_;
+}
+
 std::int64_t PairedSketch::units() const {
     std::lock_guard<std::mutex> lock(mutex_);
     return units_.size();
@@ -51,13 +56,20 @@ std::size_t PairedSketch::memory_bytes() const {
            n * (sizeof(std::string) + (k + 1) * sizeof(std::uint32_t) + 4 * sizeof(void*));
 }
 
+// Units of `batch` (at cells ≥ this sketch's) added into this sketch's, by
+// key, then coarser cells while there are more than kMaxSketchUnits.
 void PairedSketch::add_units(const PairedUnits& batch_in) {
     PairedUnits batch = batch_in;
+    const auto k = static_cast<std::size_t>(units_.models), width = k + 1;
+    // the batch's keys at this sketch's cells (a cell of 2c or 2c + 1 is c of half as many)
+    for (std::int64_t cells = batch.cells[0]; cells > unit_cells_; cells /= 2) {
+        for (std::size_t u = 0; u < static_cast<std::size_t>(batch.size()); ++u)
+            for (std::size_t m = 0; m < k; ++m) batch.key[u * width + m] >>= 1;
+    }
     const int exp = std::max(units_.weight_exp, batch.weight_exp);
     if (units_.size() == 0) units_.weight_exp = exp;
     units_.rescale(exp);
     batch.rescale(exp);
-    const auto k = static_cast<std::size_t>(units_.models), width = k + 1;
     for (std::size_t u = 0; u < static_cast<std::size_t>(batch.size()); ++u) {
         const auto [it, added] = index_.emplace(key_bytes(batch, u), static_cast<std::size_t>(units_.size()));
         const std::size_t at = it->second;
@@ -76,6 +88,18 @@ void PairedSketch::add_units(const PairedUnits& batch_in) {
             units_.weight_x[at * k + m] += batch.weight_x[u * k + m];
         }
     }
+    while (units_.size() > kMaxSketchUnits && unit_cells_ > kMinUnitCells) coarsen_to(unit_cells_ / 2);
+}
+
+void PairedSketch::coarsen_to(std::int64_t cells) {
+    PairedUnits old = std::move(units_);
+    units_ = PairedUnits();
+    units_.models = old.models;
+    units_.weight_exp = old.weight_exp;
+    index_.clear();
+    unit_cells_ = cells;
+    units_.cells.assign(static_cast<std::size_t>(old.models), cells);
+    add_units(old);
 }
 
 void PairedSketch::update(const std::vector<Inputs>& models, std::int64_t threads) {
@@ -95,7 +119,13 @@ void PairedSketch::update(const std::vector<Inputs>& models, std::int64_t thread
                              err.count, err.size);
         }
     }
-    const PairedUnits units = units_of_rows(models, mapping_, units_.cells, weight_exponent_of(models[0]));
+    std::vector<std::int64_t> cells;
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        cells = units_.cells;
+    }
+    // (another thread may coarsen the cells meanwhile: add_units brings these units to them)
+    const PairedUnits units = units_of_rows(models, mapping_, cells, weight_exponent_of(models[0]));
     std::lock_guard<std::mutex> lock(mutex_);
     for (std::size_t m = 0; m < sketches_.size(); ++m) sketches_[m].merge(batch[m]);
     add_units(units);
@@ -108,11 +138,11 @@ void PairedSketch::merge(const PairedSketch& other) {
         return;
     }
     std::scoped_lock lock(mutex_, other.mutex_);
-    if (other.sketches_.size() != sketches_.size() || other.unit_cells_ != unit_cells_ ||
-        other.mapping_ != mapping_ || other.sketches_[0].resolution() != sketches_[0].resolution())
-        throw InputError("cannot merge paired sketches of different models, metric, resolution or unit cells",
-                         "other");
+    if (other.sketches_.size() != sketches_.size() || other.mapping_ != mapping_ ||
+        other.sketches_[0].resolution() != sketches_[0].resolution())
+        throw InputError("cannot merge paired sketches of different models, metric or resolution", "other");
     for (std::size_t m = 0; m < sketches_.size(); ++m) sketches_[m].merge(other.sketches_[m]);
+    if (other.unit_cells_ < unit_cells_) coarsen_to(other.unit_cells_);  // both on the coarser cells
     add_units(other.units_);
 }
 

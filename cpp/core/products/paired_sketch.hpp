@@ -2,7 +2,11 @@
 // paired bootstrap needs (resampling/paired.hpp): the rows' units, at a
 // fixed number of unit cells per model, merged by key. Mergeable like a
 // Sketch; its memory grows with the units that occur (at most 2·cells^models,
-// in practice the cells the models' joint predictions fill), not with rows.
+// in practice the cells the models' joint predictions fill), not with rows,
+// and is bounded: beyond kMaxSketchUnits units the cells halve (units of
+// neighbouring cells merge), to the coarsest level the rows need. Which
+// level that is depends on the rows alone (a part of them never needs a
+// coarser one than all of them), so batching and merge order do not change it.
 #pragma once
 
 #include <cstdint>
@@ -16,6 +20,9 @@
 #include "resampling/paired.hpp"
 
 namespace smoothece {
+
+constexpr std::int64_t kMaxSketchUnits = std::int64_t{1} << 18;
+constexpr std::int64_t kMinUnitCells = 16;
 
 class PairedSketch {
 public:
@@ -32,7 +39,7 @@ public:
 
     const Sketch& model(std::int64_t m) const { return sketches_.at(static_cast<std::size_t>(m)); }
     std::int64_t models() const { return static_cast<std::int64_t>(sketches_.size()); }
-    std::int64_t unit_cells() const { return unit_cells_; }
+    std::int64_t unit_cells() const;
     std::int64_t units() const;
     std::size_t memory_bytes() const;
 
@@ -42,6 +49,7 @@ public:
 
 private:
     void add_units(const PairedUnits& batch);  // under the lock
+    void coarsen_to(std::int64_t cells);        // under the lock
 
     Mapping mapping_;
     std::int64_t unit_cells_;

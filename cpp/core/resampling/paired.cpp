@@ -105,6 +105,9 @@ PairedReplicates paired_replicates(const std::vector<PairedBase>& bases, const P
 
     PairedReplicates out;
     out.models = units.models;
+    out.units = units.size();
+    for (std::size_t m = 0; m < models; ++m)
+        out.widest_unit = std::max(out.widest_unit, 1.0 / (static_cast<double>(units.cells[m]) * bases[m].sigma_star));
     out.sigma_star.assign(static_cast<std::size_t>(req.count) * models, 0.0);
     std::vector<char> resolved(out.sigma_star.size(), 1);
     const int nthreads = thread_count(req.threads, req.count, 1);

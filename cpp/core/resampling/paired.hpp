@@ -62,6 +62,8 @@ struct PairedReplicates {
     std::int64_t models = 0;
     std::vector<double> sigma_star;  // metric units, count × models, a replicate's models side by side
     std::int64_t unresolved = 0;     // replicate σ* below a base's grid (reported at its bound)
+    std::int64_t units = 0;          // units that drew
+    double widest_unit = 0.0;        // the widest unit cell over its model's σ* (grid units)
 };
 
 // The grid a model's base lies on: 16 nodes per σ at the full sample's σ*
@@ -70,6 +72,8 @@ struct PairedReplicates {
 constexpr std::int64_t kMaxPairedIntervals = std::int64_t{1} << 16;
 std::int64_t paired_intervals(double sigma_star);
 // Unit cells for a base of `intervals`: 4 intervals (σ*/4) wide.
+// Arrays coarsen them while there are more than this many units.
+constexpr std::int64_t kMaxPairedUnits = std::int64_t{1} << 16;
 std::int64_t paired_unit_cells(std::int64_t intervals);
 
 // Replicates b = 0 … count − 1, each from its own stream (seed, b): the same
