@@ -36,7 +36,7 @@ from .measures import (
     laplace_kernel_ce,
 )
 from .multiclass import ClasswiseResult, classwise_smece, confidence_pairs, top_label_diagram, top_label_smece
-from .plotting import plot_binned_diagram, plot_groups, plot_reliability_diagram
+from .plotting import plot_binned_diagram, plot_comparison, plot_groups, plot_reliability_diagram
 from .resampling import BootstrapResult, CalibrationTest, bootstrap_smece, calibration_test
 from .sketch import CalibrationSketch
 
@@ -114,5 +114,6 @@ __all__ = [
     "plot_reliability_diagram",
     "plot_binned_diagram",
     "plot_groups",
+    "plot_comparison",
     "__version__",
 ]

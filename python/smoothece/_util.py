@@ -84,7 +84,7 @@ def filled_curve(mesh: np.ndarray, mu: np.ndarray) -> np.ndarray:
     return np.asarray(mu, dtype=np.float64)[nearest]
 
 
-def format_p(p: float, n_sim: int) -> str:
+def format_p(p: float, n_sim: float) -> str:
     """A simulated p-value as text: at its floor 1/(1 + n_sim) the test only says
     p is below that resolution, so it reads "p < 0.001" rather than "p = 0.000999"
     (the floor rounded up to one significant digit: 50 simulations give "p < 0.02")."""
@@ -98,6 +98,12 @@ def format_p(p: float, n_sim: int) -> str:
     if digit == 10:
         digit, exponent = 1, exponent + 1
     return f"p < {digit * 10.0**exponent:.{max(0, -exponent)}f}"
+
+
+def format_paired_p(p: float, n_boot: int) -> str:
+    """The p-value of :func:`smoothece.compare`'s test of equal calibration as text
+    (:func:`format_p`): two-sided, with both counts + 1, its floor is 2/(n_boot + 1)."""
+    return format_p(p, (n_boot - 1) / 2)
 
 
 def jsonable(value):

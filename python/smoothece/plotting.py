@@ -13,22 +13,23 @@ users can find them again on a busy Axes.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Dict, Optional, Union
+from typing import TYPE_CHECKING, Any, Dict, Mapping, Optional, Sequence, Union
 
 import numpy as np
 
 from ._typing import ArrayLike
-from ._util import format_p
+from ._util import format_p, format_paired_p
 
 if TYPE_CHECKING:  # matplotlib is imported inside the functions, at draw time
     from matplotlib.axes import Axes
     from matplotlib.typing import ColorType
 
+    from .compare import Comparison
     from .diagram import ReliabilityDiagram
     from .groups import GroupedCalibration
 
 
-__all__ = ["plot_diagram", "plot_reliability_diagram", "plot_binned_diagram", "plot_groups"]
+__all__ = ["plot_diagram", "plot_reliability_diagram", "plot_binned_diagram", "plot_groups", "plot_comparison"]
 
 #: Line widths (points) of the curve at zero density and at the maximum density.
 _MIN_WIDTH = 0.6
@@ -461,7 +462,7 @@ def plot_diagram(
         drew_consistency = True
         shaded.append((lo, hi))
 
-    if band and diagram.lower is not None and diagram.upper is not None:
+    if diagram.lower is not None and diagram.upper is not None:
         lo, hi = np.asarray(diagram.lower, float), np.asarray(diagram.upper, float)
         ax.fill_between(mesh, lo, hi, where=np.isfinite(lo) & np.isfinite(hi), color=color, alpha=0.25,
                         linewidth=0.0, zorder=2,
@@ -631,6 +632,148 @@ def plot_binned_diagram(
         regions.append(_line_region(x, means, 4.0 / unit))
     _annotate(ax, f"binned ECE = {b.ece('l1'):.3f}", color, regions)
     return ax
+
+
+# --- comparing models ----------------------------------------------------------------------------
+
+#: Models one comparison draws at most: one colour each from matplotlib's default cycle.
+_MAX_COMPARED = 10
+
+
+def _decimals(values, significant: int = 2) -> int:
+    """Decimals that show the smallest positive of ``values`` to ``significant`` digits (3 to 6)."""
+    values = np.abs(np.asarray(values, dtype=float))
+    values = values[np.isfinite(values) & (values > 0)]
+    if not values.size:
+        return 3
+    return int(min(6, max(3, significant - 1 - np.floor(np.log10(values.min())))))
+
+
+def _signed(value: float, digits: int) -> str:
+    """A number with a real minus sign (as matplotlib writes tick labels)."""
+    return f"{value:.{digits}f}".replace("-", "−")
+
+
+def _comparison_text(comparison: Comparison, digits: Optional[int] = None, name: str = "smECE") -> str:
+    """A :class:`~smoothece.Comparison` in two short lines (narrow Axes hold them in a legible font):
+    ``a − b: Δ smECE = v, p = ...`` and ``95% CI lo to hi`` (``digits``: decimals; by default two
+    significant digits of the interval's width)."""
+    c = comparison
+    if digits is None:
+        digits = _decimals([c.high - c.low])
+    a, b = (_text_name(n) for n in c.names)
+    return (f"{a} − {b}: Δ {name} = {_signed(c.difference, digits)}, {format_paired_p(c.p_value, c.n_boot)}\n"
+            f"{c.level:.0%} CI {_signed(c.low, digits)} to {_signed(c.high, digits)}")
+
+
+def _diagram_regions(diagram, unit: float) -> list:
+    """What text over a drawn diagram must not cover: its curve (as thick as drawn at most, plus a
+    little) and its bootstrap band."""
+    mesh, mu = np.asarray(diagram.mesh, float), np.asarray(diagram.mu, float)
+    regions = [_line_region(mesh, mu, (0.5 * _MAX_WIDTH + 2.0) / unit)]
+    if diagram.lower is not None and diagram.upper is not None:
+        regions.append(_band(mesh, diagram.lower, diagram.upper))
+    return regions
+
+
+def _draw_comparison(ax, diagrams, names, comparisons, *, colors=None, ticks: bool = True) -> Axes:
+    """Several models' diagrams overlaid on ``ax``, one colour each, with a legend naming each model
+    with its SmoothECE and the ``comparisons`` (:class:`~smoothece.Comparison`) written one a line
+    in the corner the curves and bands leave free (the legend in another)."""
+    from matplotlib.lines import Line2D
+
+    colors = [f"C{k}" for k in range(len(diagrams))] if colors is None else list(colors)
+    for diagram, name, color in zip(diagrams, names, colors):
+        # Named in the legend, not in an annotation each: the corner's text is the comparison.
+        plot_diagram(diagram, ax=ax, color=color, annotate=False, consistency=False, ticks=ticks, label=name)
+    _settle(ax)
+    unit = _unit_points(ax)
+    regions = [r for d in diagrams for r in _diagram_regions(d, unit)]
+    name = "smECE" if diagrams[0].metric == "l1" else f"smECE[{diagrams[0].metric}]"
+    digits = _decimals([c.high - c.low for c in comparisons])
+    text = "\n".join(_comparison_text(c, digits, name) for c in comparisons)
+    corner, box = _annotate(ax, text, "black", regions)
+    ax.texts[-1].set_gid("smoothece-annotation-comparison")
+    d = _decimals([dg.smece for dg in diagrams])
+    handles = [Line2D([], [], color=color, linewidth=2.5) for color in colors[:len(diagrams)]]
+    labels = [f"{_text_name(n)}: {name} = {dg.smece:.{d}f}" for n, dg in zip(names, diagrams)]
+    free = [c for c in _CORNERS if c != corner]
+    obstacles = regions + [_box_region(box), _line_region(_DIAGONAL, _DIAGONAL, 0.005, 0.5)]
+    candidates = [(size, free, *_legend_size(labels, size)) for size in ("small", "x-small")]
+    size, loc, _ = _place(candidates, obstacles, unit)
+    legend = ax.legend(handles, labels, loc=loc, bbox_to_anchor=(0.0, 0.0, 1.0, 1.0), bbox_transform=ax.transData,
+                       fontsize=size, framealpha=0.85)
+    legend.set_gid("smoothece-legend")
+    return ax
+
+
+def _text_name(name: str) -> str:
+    """A model's name as text in a figure: not mathtext."""
+    return str(name).replace("$", r"\$")
+
+
+def plot_comparison(
+    predictions: Union[Mapping[str, ArrayLike], Sequence[ArrayLike]],
+    y: ArrayLike,
+    *,
+    weights: Optional[ArrayLike] = None,
+    ax: Optional[Axes] = None,
+    n_boot: int = 1000,
+    level: float = 0.95,
+    seed: Optional[int] = None,
+    metric: str = "l1",
+    weight_kind: str = "importance",
+    clip: Union[bool, float] = False,
+    threads: Optional[int] = None,
+    ticks: bool = True,
+) -> Axes:
+    """Draws several models' smoothed reliability diagrams on one Axes, with the
+    difference of their SmoothECEs from :func:`smoothece.compare_models`.
+
+    Parameters
+    ----------
+    predictions : mapping of name to predictions, or a sequence of arrays
+        Each model's predictions of the same rows (2 to 10 models), as in
+        :func:`smoothece.compare_models`.
+    y, weights, n_boot, level, seed, metric, weight_kind, clip, threads
+        As in :func:`smoothece.compare_models`; each diagram's bootstrap band
+        uses the same ``n_boot``, ``level`` and seed.
+    ax : matplotlib.axes.Axes, optional
+        Axes to draw on; None creates a new figure.
+    ticks : bool, default True
+        Draw each model's rug of sampled predictions (:func:`plot_diagram`).
+
+    Each model is drawn by :func:`plot_diagram` (curve and bootstrap band,
+    colours C0, C1, ...); the legend names each with its SmoothECE, and the
+    corner the curves leave free holds the difference SmoothECE(first) −
+    SmoothECE(other) of the first model with each other one, with its paired
+    bootstrap interval and the p-value of the test of equal calibration
+    (not adjusted for the number of comparisons). ``seed=None`` draws a
+    fresh seed; pass one to get the same numbers from
+    :func:`smoothece.compare_models`.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        The Axes drawn on.
+    """
+    from . import _validate
+    from .compare import _named, compare_models
+    from .diagram import reliability_diagram
+
+    names, arrays = _named(predictions)
+    if len(arrays) > _MAX_COMPARED:
+        from ._errors import InputError
+
+        raise InputError(f"plot_comparison draws at most {_MAX_COMPARED} models (one colour each), got "
+                         f"{len(arrays)}; compare_models compares any number", "predictions")
+    seed = _validate.seed(seed)  # one seed for the comparison and every band, drawn once when None
+    result = compare_models(dict(zip(names, arrays)), y, weights=weights, metric=metric, n_boot=n_boot, level=level,
+                            seed=seed, weight_kind=weight_kind, clip=clip, threads=threads)
+    diagrams = [reliability_diagram(f, y, weights=weights, metric=metric, n_boot=n_boot, level=level, seed=seed,
+                                    weight_kind=weight_kind, clip=clip, threads=threads) for f in arrays]
+    comparisons = [result.pair(0, k) for k in range(1, len(names))]
+    return _draw_comparison(_new_axes(ax), diagrams, names, comparisons, ticks=ticks)
 
 
 def _drift_axis(keys: np.ndarray) -> np.ndarray:
