@@ -6,13 +6,14 @@
     smoothece score preds.csv --pred p --label y --ci
     smoothece score preds.csv --pred p --label y --by region --test
     smoothece score preds.csv --pred old --pred new --label y --ci --csv
+    smoothece score preds.csv --pred old --pred new --label y --compare
     cat preds.csv | smoothece score - --pred p --label y --json
     smoothece plot preds.parquet --pred p --label y -o diagram.png --binned
 
 Files are CSV (``.csv``, ``.tsv``, optionally gzipped; ``-`` reads standard
 input) or Parquet, read with pyarrow. They are streamed in chunks into
 sketches, so a file larger than memory can be scored, in either metric and
-by group.
+by group (``--compare`` keeps the columns: memory grows with the file).
 
 Exit status: 0 on success, 1 when the data cannot be scored (bad or missing
 values, an empty or unreadable file), 2 when the command line is wrong
@@ -118,6 +119,16 @@ def _add_input_options(p) -> None:
                    help="grid cells of the sketch (power of two; default 32768, resolving smECE >= 0.0005)")
 
 
+def _add_compare_option(p, what: str) -> None:
+    p.add_argument("--compare", action="store_true",
+                   help=f"{what} the difference SmoothECE(first --pred) - SmoothECE(other) for each other --pred "
+                        "column, on the rows where every one has a value, with its paired bootstrap interval "
+                        "(--n-boot, --level, --seed) and the p-value of the test of equal calibration (not "
+                        "adjusted across pairs). Keeps the columns in memory and resamples their rows: memory "
+                        "and time grow with the file and the number of models (2 models, 2 million rows: about "
+                        "0.2 GB more)")
+
+
 def _add_resampling_options(p, n_boot_type, n_boot_help: str) -> None:
     p.add_argument("--n-boot", type=n_boot_type, default=1000, metavar="N", help=n_boot_help)
     p.add_argument("--level", type=_level, default=0.95, help="coverage of the intervals (default 0.95)")
@@ -142,6 +153,7 @@ def build_parser() -> argparse.ArgumentParser:
                "  smoothece score preds.csv --pred prob --label outcome --ci\n"
                "  smoothece score preds.parquet --pred prob --label outcome --by region --test --json\n"
                "  smoothece score preds.csv --pred old --pred new --label outcome --ci --test\n"
+               "  smoothece score preds.csv --pred old --pred new --label outcome --compare --seed 0\n"
                "  zcat preds.csv.gz | smoothece score - --pred prob --label outcome\n"
                "  smoothece plot preds.csv --pred prob --label outcome -o diagram.png --binned\n"
                "  smoothece plot preds.csv --pred prob --label outcome --by day -o drift.png\n\n"
@@ -166,12 +178,15 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter)
     _add_input_options(score)
     score.add_argument("--ci", action="store_true", help="add bootstrap confidence intervals")
-    _add_resampling_options(score, _replicates, "bootstrap replicates for --ci (default 1000)")
+    _add_compare_option(score, "after the models, print")
+    _add_resampling_options(score, _replicates, "bootstrap replicates for --ci and --compare (default 1000)")
     output = score.add_mutually_exclusive_group()
     output.add_argument("--json", action="store_true",
                         help="print one JSON object (file, n, total_weight, smece, sigma, ci_low, ci_high, level, "
                              "n_boot, p_value, n_sim, seed, metric, dropped, warnings; with --by also by, ordered "
-                             "and groups); with several --pred columns a list of them, each with pred (its column)")
+                             "and groups); with several --pred columns a list of them, each with pred (its column); "
+                             "with --compare an object: that list as models, and comparison (method, reference, n, "
+                             "total_weight, skipped, metric, n_boot, level, seed, pairs, warnings)")
     output.add_argument("--csv", action="store_true",
                         help="print a CSV table: a row per model (model, n, total_weight, smece, sigma, ci_low, "
                              "ci_high, level, n_boot, p_value, n_sim, seed, dropped), or with --by per model and "
@@ -201,6 +216,7 @@ def build_parser() -> argparse.ArgumentParser:
                       help="bins of the binned diagram (default 15)")
     _add_resampling_options(plot, _replicates_or_none,
                             "bootstrap replicates for the band or the groups' intervals (default 1000; 0 draws none)")
+    _add_compare_option(plot, "write in the figure (and print)")
     plot.add_argument("--consistency", action="store_true",
                       help="also draw the consistency band: where the curve would lie if the model were calibrated")
     plot.add_argument("--title", default=None, help="figure title (default: file, column and n; '' for none)")

@@ -3,7 +3,9 @@
 A file is streamed into a :class:`~smoothece.CalibrationSketch` in either
 metric, so memory does not grow with the file; ``--by`` keeps the rows by
 group (about 17 bytes a row, answered at the end as :func:`smece_by_group`
-answers arrays), and ``plot --binned`` keeps the columns.
+answers arrays), ``plot --binned`` keeps the columns, and ``--compare`` the
+rows where every model has a prediction (:func:`smoothece.compare_models`
+answers them at the end).
 Several ``--pred`` columns are read in the same pass, each into a sketch (and
 rows by group) of its own: every model's numbers are those of a run with its
 column alone.
@@ -30,9 +32,9 @@ import numpy as np
 
 from .. import _validate
 from .._errors import InputError, ResolutionWarning
-from .._util import format_p
+from .._util import format_p, format_paired_p
 from .errors import EXIT_OK, CLIError, usage_error
-from .progress import Status, dash, one_line
+from .progress import Status, dash, encodable, one_line
 from .tables import DEFAULT_CHUNKSIZE, Chunk, Table, base_role, open_table, pred_role
 
 PLOT_SUFFIXES = (".png", ".svg", ".pdf")
@@ -64,13 +66,46 @@ class Model:
             self.w = None if parts[0][2] is None else np.concatenate([p[2] for p in parts])
 
 
-class Reading:
-    """What :func:`read_table` read: the table (its name, dropped rows) and a
-    :class:`Model` per prediction column; ``sketch``, ``grouped``, ``f``,
-    ``y``, ``w`` are the first one's."""
+class SharedRows:
+    """The rows where every prediction column has a value (``--compare`` scores the models on the
+    same rows): a column per model, the labels, the weights, and how many rows were skipped because
+    some (not every) model misses them (with ``--dropna``)."""
 
-    def __init__(self, table: Table, models: List[Model]):
-        self.table, self.models = table, models
+    def __init__(self):
+        self.parts: list = []
+        self.skipped = 0
+        self.f: list = []
+        self.y = self.w = None
+
+    def add(self, chunk: Chunk, roles: List[str]) -> None:
+        masks = [chunk.skip[role] for role in roles if role in chunk.skip]
+        keep = None
+        if masks:
+            keep = np.flatnonzero(~np.logical_or.reduce(masks))
+            self.skipped += len(chunk) - keep.shape[0]
+        take = (lambda a: a) if keep is None else (lambda a: None if a is None else a[keep])  # noqa: E731
+        self.parts.append(([take(chunk.column(role)) for role in roles], take(chunk.y), take(chunk.w)))
+
+    def collected(self) -> None:
+        parts, self.parts = self.parts, []
+        if parts:
+            self.f = [np.concatenate([p[0][k] for p in parts]) for k in range(len(parts[0][0]))]
+            self.y = np.concatenate([p[1] for p in parts])
+            self.w = None if parts[0][2] is None else np.concatenate([p[2] for p in parts])
+
+    @property
+    def n(self) -> int:
+        return 0 if self.y is None else int(self.y.shape[0])
+
+
+class Reading:
+    """What :func:`read_table` read: the table (its name, dropped rows), a
+    :class:`Model` per prediction column and, when asked for, the
+    :class:`SharedRows`; ``sketch``, ``grouped``, ``f``, ``y``, ``w`` are the
+    first model's."""
+
+    def __init__(self, table: Table, models: List[Model], shared: Optional[SharedRows] = None):
+        self.table, self.models, self.shared = table, models, shared
         first = models[0]
         self.sketch, self.grouped, self.f, self.y, self.w = first.sketch, first.grouped, first.f, first.y, first.w
 
@@ -98,16 +133,18 @@ def open_args_table(args) -> Table:
 
 
 def read_table(table: Table, *, metric: str = "l1", clip=False, resolution: Optional[int] = None,
-               grouped: bool = False, collect: bool = False) -> Reading:
+               grouped: bool = False, collect: bool = False, shared: bool = False) -> Reading:
     """Streams the table into a sketch per prediction column, which checks every value (and with
     ``grouped`` keeps the rows by group: answering them once at the end costs less, in time and
-    memory, than a sketch per group). A model whose column misses a row (with ``--dropna``) skips it."""
+    memory, than a sketch per group). A model whose column misses a row (with ``--dropna``) skips it.
+    ``collect`` keeps each model's columns, ``shared`` the rows where every model has a value."""
     from ..groups import GroupedRows
     from ..sketch import DEFAULT_RESOLUTION, CalibrationSketch
 
     resolution = resolution or DEFAULT_RESOLUTION
     models = [Model(role, table.columns[role], CalibrationSketch(resolution, metric),
                     GroupedRows(metric, clip) if grouped else None) for role in table.pred_roles]
+    rows = SharedRows() if shared else None
     chunks = read_ahead(table.chunks())
     for chunk in chunks:
         if chunk.missing:
@@ -122,6 +159,8 @@ def read_table(table: Table, *, metric: str = "l1", clip=False, resolution: Opti
                 raise _value_error(table, chunk, err, chunks, clip, model, index) from None
             if collect:
                 model.parts.append((f, y, w))
+        if rows is not None:  # after every model checked the chunk's values
+            rows.add(chunk, table.pred_roles)
     several = len(models) > 1
     for model in models:
         model.dropped = table.dropped_for(model.role)
@@ -136,7 +175,9 @@ def read_table(table: Table, *, metric: str = "l1", clip=False, resolution: Opti
             rows = f" over the rows where column {model.column!r} (given as --pred) has a value" if several else ""
             raise CLIError(f"{table.name}: the weights in column {table.columns['weights']!r} sum to zero{rows}; "
                            f"at least one must be positive")
-    return Reading(table, models)
+    if rows is not None:
+        rows.collected()
+    return Reading(table, models, rows)
 
 
 def read_ahead(chunks: Iterator[Chunk]) -> Iterator[Chunk]:
@@ -512,6 +553,88 @@ def _grouped_answers(grouped, args, seed, label: str = ""):
                                       seed=seed, level=args.level)
 
 
+# -- comparing models (--compare) -------------------------------------------------------------------------------
+
+def check_compare(args, models: int) -> None:
+    """``--compare`` needs several --pred columns and replicates; it compares all rows (not per group),
+    and its pairs are a second table, which --csv (one table) does not hold."""
+    if not getattr(args, "compare", False):
+        return
+    if models < 2:
+        raise usage_error("--compare compares the SmoothECEs of several models: give at least two --pred "
+                          "columns (got one)")
+    if args.by is not None:
+        raise usage_error("--compare does not go with --by: comparing models per group is not supported; drop "
+                          "--by, or compare the rows of one group (a file of its own)")
+    if getattr(args, "csv", False):
+        raise usage_error("--csv writes one table and --compare adds a second (the pairs): use --json, which "
+                          "holds the models and the comparison, or drop --compare")
+    if args.n_boot == 0:
+        raise usage_error("--compare needs bootstrap replicates for its interval and test: --n-boot 1 or more")
+
+
+class Compared:
+    """The comparison of the models on the rows where every one has a prediction: the library's
+    :class:`~smoothece.ModelComparison` and the first model against each other one."""
+
+    def __init__(self, reading: Reading, args, seed):
+        from ..compare import compare_models
+
+        table, rows = reading.table, reading.shared
+        self.names = [m.column for m in reading.models]
+        self.n, self.skipped = rows.n, rows.skipped
+        if self.n == 0:
+            raise CLIError(f"{table.name}: no row has a value in every --pred column ({_rows(rows.skipped)} miss "
+                           f"one): there are no rows to compare the models on")
+        self.total_weight = float(self.n if rows.w is None else rows.w.sum())
+        own: List[str] = []
+        with collected_warnings(own), Status(f"comparing {len(self.names)} models ({args.n_boot} paired "
+                                             f"bootstrap replicates)"):
+            try:
+                self.result = compare_models(dict(zip(self.names, rows.f)), rows.y, weights=rows.w,
+                                             metric=args.metric, n_boot=args.n_boot, level=args.level, seed=seed,
+                                             clip=args.clip)
+            except InputError as err:  # the rows passed every check: only their weights can sum to zero
+                where = (f" (the {_rows(self.n)} where every --pred column has a value)" if self.skipped
+                         else "")
+                raise CLIError(f"{table.name}: cannot compare the models on the rows{where}: {one_line(err)}") \
+                    from None
+        self.notes = [f"comparison: {note}" for note in own]
+        self.pairs = [self.result.pair(0, k) for k in range(1, len(self.names))]
+
+    def json(self, args) -> dict:
+        def pair(c) -> dict:
+            out = c.to_dict()
+            del out["replicates"]  # n_boot x 2 numbers: the seed reproduces them
+            return out
+
+        return dict(method="paired bootstrap", reference=self.names[0], n=self.n, total_weight=self.total_weight,
+                    skipped=self.skipped, metric=args.metric, n_boot=self.result.n_boot, level=self.result.level,
+                    seed=self.result.seed, pairs=[pair(c) for c in self.pairs],
+                    warnings=self.notes)
+
+    def lines(self, args, stream, values) -> List[str]:
+        """A line saying what was compared, then one per pair: ``a − b: Δ smECE = v (95% CI lo to hi), p``
+        (decimals as the models' table picks them, from ``values`` and the intervals' widths)."""
+        fancy = encodable("\u2212\u0394", stream)
+        minus, delta = ("\u2212", "\u0394 ") if fancy else ("-", "delta ")
+        k = len(self.names)
+        head = f"paired comparison on {_rows(self.n)}"
+        if self.skipped:
+            head += f" ({_rows(self.skipped)} missing a prediction skipped)"
+        head += f", {self.result.n_boot} bootstrap replicates, seed {self.result.seed}"
+        if k > 2:
+            head += f"; p not adjusted for the {k - 1} pairs"
+        d = _common_decimals(list(values) + [c.high - c.low for c in self.pairs])
+        out = [head]
+        for c in self.pairs:
+            a, b = c.names
+            out.append(f"{a} {minus} {b}: {delta}{_metric_name(args)} = {c.difference:.{d}f} ({c.level:.0%} CI "
+                       f"{c.low:.{d}f} to {c.high:.{d}f}), {format_paired_p(c.p_value, c.n_boot)} "
+                       f"(equal calibration)")
+        return out
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # score
 # ---------------------------------------------------------------------------------------------------------------
@@ -669,17 +792,21 @@ def _models_text(answers: List[Answer], args, table: Table, stream) -> List[str]
 
 
 def cmd_score(args) -> int:
+    compare = getattr(args, "compare", False)
+    check_compare(args, len(pred_columns(args)))
     table = open_args_table(args)
     reading = read_table(table, metric=args.metric, clip=args.clip, resolution=args.resolution,
-                         grouped=args.by is not None)
-    seed = _seed(args, args.ci or args.test)
+                         grouped=args.by is not None, shared=compare)
+    seed = _seed(args, args.ci or args.test or compare)
     answers = _answers(reading, args, seed)
     table_notes = list(table.warnings)
+    compared = Compared(reading, args, seed) if compare else None
     several = len(answers) > 1
     if getattr(args, "json", False):
         if several:  # a list: per --pred column the object that column alone gives, with "pred" first
-            print(json.dumps([dict(pred=a.model.column, **_record(a, args, seed, table_notes))
-                              for a in _model_order(answers, args)]))
+            records = [dict(pred=a.model.column, **_record(a, args, seed, table_notes))
+                       for a in _model_order(answers, args)]
+            print(json.dumps(records if compared is None else dict(models=records, comparison=compared.json(args))))
         else:
             print(json.dumps(_record(answers[0], args, seed, table_notes)))
         return EXIT_OK
@@ -688,9 +815,12 @@ def cmd_score(args) -> int:
         print_warnings(notes + (_skip_notes(answers, table) if args.by is not None else []))
         _write_csv(answers, args, seed)
         return EXIT_OK
-    print_warnings(notes)
+    print_warnings(notes + (compared.notes if compared is not None else []))
     if several:
-        print("\n".join(_models_text(answers, args, table, sys.stdout)))
+        lines = _models_text(answers, args, table, sys.stdout)
+        if compared is not None:
+            lines += compared.lines(args, sys.stdout, [a.overall.value for a in answers])
+        print("\n".join(lines))
         return EXIT_OK
     a = answers[0]
     print(a.overall.line(args, a.model.dropped, sys.stdout))
@@ -841,10 +971,12 @@ def _legend_label(column: str) -> str:
 
 def _plot_models(args, table: Table, reading: Reading, seed, notes: List[str], title: str) -> int:
     """Several models' smoothed diagrams (curve, band, annotation) overlaid, one colour each."""
+    from ..plotting import _draw_comparison
+
     fig = new_figure((6.2, 6.2), args.output, args.dpi)
     ax = fig.subplots()
-    lines = []
-    for k, model in enumerate(reading.models):
+    lines, diagrams = [], []
+    for model in reading.models:
         own: List[str] = []
         with collected_warnings(own), Status(f"{model.column}: computing the diagram ({args.n_boot} bootstrap "
                                              f"replicates)"):
@@ -852,9 +984,18 @@ def _plot_models(args, table: Table, reading: Reading, seed, notes: List[str], t
                                                        level=args.level)
             test = model.sketch.calibration_test(n_sim=args.n_sim, seed=seed) if args.test else None
         notes += [f"{model.column}: {note}" for note in own]
-        diagram.plot(ax=ax, color=f"C{k}", label=_legend_label(model.column))
+        diagrams.append(diagram)
         lines.append(f"{model.column}: {_diagram_line(args, diagram, test, model.dropped)}")
-    ax.legend(loc="lower right", fontsize="small", framealpha=0.85)
+    if args.compare:
+        compared = Compared(reading, args, seed)
+        notes += compared.notes
+        lines += compared.lines(args, sys.stdout, [d.smece for d in diagrams])
+        # The legend names each model with its SmoothECE; the free corner holds the differences.
+        _draw_comparison(ax, diagrams, compared.names, compared.pairs)
+    else:
+        for k, (model, diagram) in enumerate(zip(reading.models, diagrams)):
+            diagram.plot(ax=ax, color=f"C{k}", label=_legend_label(model.column))
+        ax.legend(loc="lower right", fontsize="small", framealpha=0.85)
     ax.set_title("Smoothed reliability diagrams" + (f" ({args.metric} metric)" if args.metric != "l1" else ""),
                  fontsize="medium")
     if title:
@@ -874,11 +1015,12 @@ def cmd_plot(args) -> int:
 
     check_output(args.output)
     several = _check_plot_models(args) > 1
+    check_compare(args, len(pred_columns(args)))
     if args.by is not None and (args.binned or args.consistency):
         raise usage_error("--binned and --consistency draw the diagram of all rows; they do not go with --by")
     table = open_args_table(args)
     reading = read_table(table, metric=args.metric, clip=args.clip, resolution=args.resolution,
-                         grouped=args.by is not None, collect=args.binned)
+                         grouped=args.by is not None, collect=args.binned, shared=args.compare)
     seed = _seed(args, args.n_boot > 0 or args.test or args.consistency)
     notes = list(table.warnings)
     title = args.title if args.title is not None else _default_title(args, reading.models)
