@@ -240,3 +240,119 @@ def test_grid_sketch_states_a_bound_below_its_resolution():
     assert rows < bound == pytest.approx(16 / 256)
     exact_sketch = CalibrationSketch(2**13).update(f, y)  # few enough distinct predictions: kept exactly
     assert exact_sketch.exact and exact_sketch.smece() == pytest.approx(rows, abs=1e-9)
+
+
+# --- A sketch's form and answers depend on its rows alone, not on how they were batched ----------
+
+def test_tiny_range_stays_exact_in_one_update():
+    # 1e5 predictions in [0, 1e-9]: every one distinct, but about 1,100 positions
+    # at the sketch's 2^-40, so the sketch keeps them exactly however they come.
+    rng = np.random.default_rng(0)
+    f = rng.uniform(0.0, 1e-9, 100_000)
+    y = rng.random(f.size) < 4e-5
+    exact = smoothece.smece(f, y)  # the array path: exact (the rows' own atoms)
+    batched = CalibrationSketch()
+    for start in range(0, f.size, 5000):
+        batched.update(f[start:start + 5000], y[start:start + 5000])
+    whole = CalibrationSketch().update(f, y)
+    assert batched.exact and whole.exact
+    assert whole.smece() == batched.smece()
+    assert whole.smece() == pytest.approx(exact, rel=1e-9, abs=1e-15)
+    assert exact < 1e-4 < 16 / whole.resolution  # below what the grid resolves: only atoms get it right
+    for n in (16_384, 16_385, 40_000):  # more distinct rows in one batch than the sketch keeps positions
+        assert CalibrationSketch().update(f[:n], y[:n]).exact
+
+
+def _kind(name, n, rng):
+    """(f, y, weights, metric) of one kind of data."""
+    f = rng.beta(2, 2, n)
+    y = rng.random(n) < f**1.3
+    disc = np.round(f, 2)
+    y_disc = rng.random(n) < disc
+    if name == "continuous":
+        return f, y, None, "l1"
+    if name == "continuous, weighted":
+        return f, y, rng.lognormal(size=n), "l1"
+    if name == "discrete":
+        return disc, y_disc, None, "l1"
+    if name == "piled at 0 and 1":
+        piled = np.where(rng.random(n) < 0.4, 0.0, np.where(rng.random(n) < 0.5, 1.0, np.round(f, 3)))
+        return piled, rng.random(n) < np.clip(piled, 0.02, 0.98), None, "l1"
+    if name == "tiny range":
+        return rng.uniform(0, 1e-9, n), rng.random(n) < 0.3, None, "l1"
+    if name == "tiny range, logit":
+        return 0.5 + rng.uniform(0, 1e-9, n), rng.random(n) < 0.5, None, "logit"
+    if name == "weighted":
+        return disc, y_disc, rng.lognormal(size=n), "l1"
+    if name == "counts":
+        return disc, y_disc, rng.integers(0, 5, n).astype(float), "l1"
+    if name == "distinct rows of zero weight":
+        w = (rng.random(n) < 0.5).astype(float)
+        return np.where(w > 0, disc, f), y_disc, w, "l1"
+    raise ValueError(name)
+
+
+KINDS = ["continuous", "continuous, weighted", "discrete", "piled at 0 and 1", "tiny range", "tiny range, logit",
+         "weighted", "counts", "distinct rows of zero weight"]
+EXACT_SUMS = {"discrete", "piled at 0 and 1", "tiny range", "tiny range, logit", "counts",
+              "distinct rows of zero weight"}  # unit or whole weights: every sum exact in any order
+
+
+def _batchings(f, y, w, metric, rng, resolution):
+    """The same rows as one sketch in many ways: batches, orders, merges, bytes, a grouped total."""
+    new = lambda: CalibrationSketch(resolution, metric)  # noqa: E731
+    n = f.size
+
+    def rows(idx):
+        return f[idx], y[idx], None if w is None else w[idx]
+
+    out = {"one update": new().update(*rows(slice(None)))}
+    s = new()
+    for part in np.array_split(np.arange(n), 9):
+        s.update(*rows(part))
+    out["9 batches"] = s
+    s = new()
+    cuts = np.sort(rng.choice(np.arange(1, n), 5, replace=False))
+    for part in np.split(rng.permutation(n), cuts):  # rows shuffled, batches of unequal size
+        s.update(*rows(part))
+    out["shuffled"] = s
+    parts = [new().update(*rows(p)) for p in np.array_split(rng.permutation(n), 4)]
+    out["merged left"] = ((parts[0] + parts[1]) + parts[2]) + parts[3]
+    out["merged right"] = parts[3] + (parts[2] + (parts[1] + parts[0]))
+    back = [CalibrationSketch.from_bytes(p.to_bytes()) for p in parts]
+    out["through bytes"] = CalibrationSketch.from_bytes((back[2] + back[0]).to_bytes()) + (back[3] + back[1])
+    grouped = smoothece.GroupedSketch(resolution, metric)
+    for part in np.array_split(np.arange(n), 3):
+        grouped.update(*rows(part)[:2], rng.integers(0, 5, part.size), rows(part)[2])
+    out["grouped total"] = grouped.total()
+    return out
+
+
+def _answers(s, sigmas):
+    d = s.reliability_diagram(n_boot=0, seed=0)
+    return np.r_[s.smece(), [s.smece_sigma(x) for x in sigmas], d.mu, d.density]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_batching_never_changes_a_sketch(kind):
+    rng = np.random.default_rng(KINDS.index(kind))
+    f, y, w, metric = _kind(kind, 12_000, rng)
+    resolution = 2**12  # keeps 2,048 positions: the exact kinds have fewer, but more distinct rows
+    states = _batchings(f, y, w, metric, rng, resolution)
+    forms = {name: s.exact for name, s in states.items()}
+    assert len(set(forms.values())) == 1, forms
+    first = states["one update"]
+    assert first.exact == (kind not in ("continuous", "continuous, weighted"))
+    sigmas = (1e-6, 1e-3, 0.05) if first.exact else (0.01, 0.05)
+    ref = _answers(first, sigmas)
+    for name, s in states.items():
+        assert s.n == f.size and s.total_weight == pytest.approx(first.total_weight, rel=1e-14)
+        got = _answers(s, sigmas)
+        if first.exact and kind in EXACT_SUMS:  # the same state, bit for bit
+            assert s.to_bytes() == first.to_bytes(), name
+            np.testing.assert_array_equal(got, ref, err_msg=name)
+        else:  # sums added in another order (and, on the grid, rows at their 2^-40 positions or not)
+            np.testing.assert_allclose(got, ref, rtol=0, atol=1e-12, err_msg=name, equal_nan=True)
+    # ... and the rows' own answers, from the arrays (exact while the sketch is; else its grid's accuracy)
+    arrays = smoothece.smece(f, y, weights=w, metric=metric)
+    assert first.smece() == pytest.approx(arrays, abs=1e-12 if first.exact else GRID_TOL)

@@ -19,6 +19,15 @@ void register_support(py::module_& m) {
     m.def("available_cpus", &available_cpus, "CPUs this process may use (affinity and cgroup quota).");
     m.def("passes_over_rows", &passes_over_rows, "Passes over caller rows since the process started (a test hook).");
     m.def(
+        "weight_traits",
+        [](const py::array& w) {
+            const Column column = as_column(w, "weights");
+            const WeightTraits t = without_gil([&] { return weight_traits_of(column); });
+            return py::make_tuple(t.whole, t.over_one);
+        },
+        py::arg("weights"),
+        "(whole, over_one): whether every weight is a whole number and, if so, whether one exceeds 1.");
+    m.def(
         "philox_raw",
         [](std::uint64_t seed, std::uint64_t stream, std::int64_t n) {
             RandomStream rng(seed, stream);

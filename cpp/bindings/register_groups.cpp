@@ -100,6 +100,8 @@ void register_groups(py::module_& m) {
              })
         .def_property_readonly("groups", &GroupedSketch::groups)
         .def_property_readonly("resolution", &GroupedSketch::resolution)
+        .def_property_readonly("weights_look_like_counts",
+                               [](const GroupedSketch& s) { return s.weight_traits().counts(); })
         .def("sketch", [](const GroupedSketch& s, std::int64_t g) { return Sketch(s.sketch(g)); })
         .def("set", &GroupedSketch::set)
         .def("total", [](const GroupedSketch& s) { return without_gil([&] { return s.total(); }); })

@@ -25,6 +25,7 @@ void register_sketch(py::module_& m) {
         .def_property_readonly("rows", &Sketch::rows)
         .def_property_readonly("total_weight", &Sketch::total_weight)
         .def_property_readonly("exact", &Sketch::exact)
+        .def_property_readonly("weights_look_like_counts", [](const Sketch& s) { return s.weight_traits().counts(); })
         .def_property_readonly("memory_bytes", &Sketch::memory_bytes)
         .def("to_bytes",
              [](const Sketch& s) {

@@ -3,6 +3,7 @@
 // refusals (foreign bytes, a total weight that would overflow).
 #include <algorithm>
 #include <cmath>
+#include <random>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -79,6 +80,91 @@ TEST(sketch_merge_and_bytes) {
         const Sketch small_back = Sketch::from_bytes(small.to_bytes());
         check(small_back.to_bytes() == small.to_bytes(), name + ": exact sketch bytes round trip");
     }
+}
+
+// A sketch's form depends on its rows, not on their batches: 2000 distinct
+// predictions in [0, 1e-9] are 2000 rows but at most 1101 positions at 2^-40,
+// and rows of zero weight keep none; one update and ten give the same bytes.
+TEST(sketch_form_ignores_batching) {
+    std::mt19937_64 rng(3);
+    std::uniform_real_distribution<double> u;
+    Rows tiny, zero_weight;
+    for (int i = 0; i < 2000; ++i) {
+        tiny.f.push_back(1e-9 * u(rng));
+        tiny.y.push_back(u(rng) < 0.3 ? 1 : 0);
+        const bool kept = i % 2 == 0;
+        zero_weight.f.push_back(kept ? 0.25 : u(rng));  // one kept position, 1000 distinct rows of weight 0
+        zero_weight.y.push_back(tiny.y.back());
+        zero_weight.w.push_back(kept ? 1.0 : 0.0);
+    }
+    for (const Rows* rows : {&tiny, &zero_weight}) {
+        const std::string name = rows == &tiny ? "tiny range" : "zero weights";
+        Sketch one(Metric::L1, std::int64_t{1} << 12), batched(Metric::L1, std::int64_t{1} << 12);
+        one.update(rows->inputs(), 1);
+        for (std::int64_t b = 0; b < 2000; b += 200) batched.update(rows->inputs(b, b + 200), 1);
+        check(one.exact() && batched.exact(), name + ": more distinct rows than kept positions stay atoms");
+        check(one.to_bytes() == batched.to_bytes(), name + ": one update and ten give the same bytes");
+        check(one.analysis().smece(1).sigma == batched.analysis().smece(1).sigma, name + ": and the same σ*");
+    }
+}
+
+std::uint64_t fnv1a(const std::string& s) {
+    std::uint64_t h = 0xcbf29ce484222325ULL;
+    for (unsigned char c : s) h = (h ^ c) * 0x100000001b3ULL;
+    return h;
+}
+// Bytes with `bytes[at] = value` and their checksum recomputed.
+std::string altered(std::string bytes, std::size_t at, const std::string& value) {
+    bytes.replace(at, value.size(), value);
+    const std::uint64_t h = fnv1a(bytes.substr(0, bytes.size() - 8));
+    bytes.replace(bytes.size() - 8, 8, std::string(reinterpret_cast<const char*>(&h), 8));
+    return bytes;
+}
+
+// Whether weights may count rows: whole weights with one above 1, kept through
+// merges and bytes; unit and {0, 1} weights are not counts, nor is a fraction.
+TEST(weight_traits) {
+    auto traits = [](std::vector<double> w) {
+        return weight_traits_of(Column{reinterpret_cast<const char*>(w.data()), static_cast<std::int64_t>(w.size()),
+                                       sizeof(double), DType::Float64, "weights"});
+    };
+    check(traits({0, 1, 1, 0}).whole && !traits({0, 1, 1, 0}).counts(), "{0, 1} weights are whole, not counts");
+    check(traits({1, 3, 0, 2}).counts(), "whole weights above 1 may be counts");
+    check(!traits({1, 3, 0.5}).whole && !traits({1, 3, 0.5}).counts(), "a fraction anywhere: not counts");
+    check(traits({0x1p60, 1}).counts() && !traits({0x1p51 + 0.5, 2}).whole, "whole and not, near 2^52");
+    std::vector<double> many(10000, 2.0);
+    many[9999] = 2.25;  // in the third block of 4096
+    check(!traits(many).whole, "a fraction in the last block");
+    const std::vector<std::int64_t> ints = {1, 0, 7};
+    check(weight_traits_of(Column{reinterpret_cast<const char*>(ints.data()), 3, sizeof(std::int64_t), DType::Int64,
+                                  "weights"})
+              .counts(),
+          "integer dtypes are whole");
+    const Rows counted{{0.2, 0.4}, {1.0, 3.0}, {0, 1}}, unit{{0.2, 0.6}, {}, {1, 0}}, fraction{{0.3}, {0.5}, {1}};
+    Sketch a(Metric::L1, 256), b(Metric::L1, 256);
+    a.update(counted.inputs(), 1);
+    b.update(unit.inputs(), 1);
+    check(a.weight_traits().counts() && !b.weight_traits().counts(), "a sketch keeps its weights' traits");
+    Sketch both = a;
+    both.merge(b);
+    check(both.weight_traits().counts(), "unit weights added to counts: still counts");
+    const std::string bytes = both.to_bytes();
+    check(Sketch::from_bytes(bytes).weight_traits().counts(), "the traits go through the bytes");
+    // Version 2 bytes (no traits): read, with traits unknown, taken as not counts.
+    const std::uint32_t two = 2;
+    const std::string old = altered(altered(bytes, 8, std::string(reinterpret_cast<const char*>(&two), 4)), 19,
+                                    std::string(1, '\0'));
+    const Sketch read = Sketch::from_bytes(old);
+    check(!read.weight_traits().counts() && read.rows() == both.rows(), "version 2 bytes read, traits unknown");
+    both.update(fraction.inputs(), 1);
+    check(!both.weight_traits().counts() && !both.weight_traits().whole, "a fractional weight ends it");
+    bool refused = false;
+    try {
+        Sketch::from_bytes(altered(bytes, 19, std::string(1, '\x02')));
+    } catch (const CorruptSketch&) {
+        refused = true;
+    }
+    check(refused, "traits that cannot be (above 1, not whole) are refused");
 }
 
 TEST(corrupt_sketch_refused) {

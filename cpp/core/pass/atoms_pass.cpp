@@ -47,13 +47,13 @@ std::uint64_t bits_of(double x) {
 }
 
 // The distinct positions of rows [first, last) with their sums, sorted, or
-// nullopt beyond max_atoms of them. Open addressing on the bits of the
+// nullopt beyond max_atoms of them (positions and rows as `keys` says). Open addressing on the bits of the
 // position; for unit weights a block of one prediction (a base rate) is
 // counted at once, and other rows find their slot through a small cache of
 // recent predictions. The table holds indices into a dense list, so a small
 // range (one group's rows) zeroes 4 bytes a slot, not a whole atom.
 std::optional<Atoms> atoms_of_range(const Inputs& in, std::int64_t first, std::int64_t last, const Mapping& mapping,
-                                    int weight_exp, std::size_t max_atoms) {
+                                    int weight_exp, std::size_t max_atoms, AtomKeys keys) {
     const std::size_t most = std::min(max_atoms, static_cast<std::size_t>(last - first));
     int capacity_bits = 4;
     while ((std::size_t{1} << capacity_bits) < 2 * most + 2) ++capacity_bits;
@@ -83,6 +83,9 @@ std::optional<Atoms> atoms_of_range(const Inputs& in, std::int64_t first, std::i
     // not branch on the labels), then added to the slots.
     const bool unit = !in.has_weights();
     const bool plain = unit && !mapping.is_logit() && weight_exp == 0;
+    // A sketch's positions: rounded as it keeps them (the rows' own f stays
+    // in the sums), and rows of zero weight, which it drops, make no atom.
+    const bool sketch = keys == AtomKeys::Sketch;
     constexpr int kRecentBits = 6;
     std::uint64_t recent_key[std::size_t{1} << kRecentBits] = {};
     std::int32_t recent_slot[std::size_t{1} << kRecentBits];
@@ -124,7 +127,8 @@ std::optional<Atoms> atoms_of_range(const Inputs& in, std::int64_t first, std::i
                 bad |= bad_row(f[0], 0.0, lo, hi);  // the prediction (its labels just below)
                 if (!((off[0] + off[1]) + (off[2] + off[3]) == 0.0)) bad = 1;
                 if (bad) report_bad_rows(in);
-                const double f0 = std::min(std::max(f[0], 0.0), 1.0) + 0.0;
+                double f0 = std::min(std::max(f[0], 0.0), 1.0) + 0.0;
+                if (sketch) f0 = sketch_rounded(f0);
                 const std::int32_t at = slot_of(bits_of(f0), f0);
                 if (at < 0) {
                     overflow = true;
@@ -142,6 +146,8 @@ std::optional<Atoms> atoms_of_range(const Inputs& in, std::int64_t first, std::i
             clamped.resize(static_cast<std::size_t>(count));
             labels.resize(static_cast<std::size_t>(count));
             if (SMOOTHECE_KERNEL_CALL(check_block, f, y, count, lo, hi, clamped.data(), labels.data())) report_bad_rows(in);
+            if (sketch)  // a slot per kept position (Σw·f is the sketch's own: f·Σw at it)
+                for (double& c : clamped) c = sketch_rounded(c);
             // A row's slot through a direct-mapped cache of recent predictions
             // (a hash and one compare, taken nearly always): a discrete
             // forecast changes prediction on almost every row, and the table's
@@ -177,6 +183,7 @@ std::optional<Atoms> atoms_of_range(const Inputs& in, std::int64_t first, std::i
         for (std::int64_t k = 0; k < count; ++k) {
             const double fc = std::min(std::max(f[k], 0.0), 1.0);
             positions[k] = mapping.is_logit() ? mapping.position(fc) : fc + 0.0;  // −0 → +0
+            if (sketch) positions[k] = sketch_rounded(positions[k]);
             const double wk = unit ? 1.0 : w[k];
             weights[k] = weight_exp == 0 ? wk : std::ldexp(wk, weight_exp);
         }
@@ -196,6 +203,10 @@ std::optional<Atoms> atoms_of_range(const Inputs& in, std::int64_t first, std::i
                 w0 += zero * wj;
                 sq1 += one * (wj * wj);
                 sq0 += zero * (wj * wj);
+            }
+            if (sketch && !(w0 + w1 > 0.0)) {  // rows of zero weight: not kept
+                k = j;
+                continue;
             }
             const std::int32_t at = slot_of(key, fk);
             if (at < 0) {
@@ -249,7 +260,7 @@ std::optional<Atoms> atoms_of_range(const Inputs& in, std::int64_t first, std::i
 }  // namespace
 
 std::optional<Atoms> atoms_of_rows(const Inputs& in, const Mapping& mapping, int weight_exp, std::size_t max_atoms,
-                                   std::int64_t threads) {
+                                   std::int64_t threads, AtomKeys keys) {
     if (max_atoms > std::size_t{1} << 30) throw std::logic_error("atoms_of_rows: the cap is for few atoms");
     // Each thread its own share and table; the shares' atoms are then merged
     // in share order (so the sums depend only on the thread count).
@@ -258,7 +269,7 @@ std::optional<Atoms> atoms_of_rows(const Inputs& in, const Mapping& mapping, int
     std::vector<std::optional<Atoms>> parts(static_cast<std::size_t>(shares));
     parallel_for(shares, [&](int t) {
         const Share share = share_of(n, t, shares);
-        parts[static_cast<std::size_t>(t)] = atoms_of_range(in, share.begin, share.end, mapping, weight_exp, max_atoms);
+        parts[static_cast<std::size_t>(t)] = atoms_of_range(in, share.begin, share.end, mapping, weight_exp, max_atoms, keys);
     });
     count_pass();
     for (const auto& part : parts)

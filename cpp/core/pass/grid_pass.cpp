@@ -229,6 +229,29 @@ int weight_exponent_of(const Inputs& in) {
     return weight_exponent_for(max_weight);
 }
 
+WeightTraits weight_traits_of(const Column& w) {
+    WeightTraits traits;
+    if (w.data == nullptr) return traits;
+    const std::int64_t block = std::max<std::int64_t>(1, std::min<std::int64_t>(4096, w.size));
+    std::vector<double> v(static_cast<std::size_t>(block));
+    for (std::int64_t b = 0; b < w.size; b += block) {
+        const std::int64_t count = std::min(block, w.size - b);
+        read_doubles(w, b, count, v.data());
+        // Below 2^52, (x + 2^52) − 2^52 is x rounded to a whole number (round
+        // to nearest), so it equals x exactly when x is whole; from 2^52 up
+        // every double is whole. Bitwise flags: no branch on the values.
+        std::uint64_t fraction = 0, over = 0;
+        for (std::int64_t k = 0; k < count; ++k) {
+            const double x = v[static_cast<std::size_t>(k)];
+            fraction |= static_cast<std::uint64_t>(!((x >= 0x1p52) | ((x + 0x1p52) - 0x1p52 == x)));
+            over |= static_cast<std::uint64_t>(x > 1.0);
+        }
+        if (fraction) return WeightTraits{false, false};
+        traits.over_one = traits.over_one || over != 0;
+    }
+    return traits;
+}
+
 namespace {
 
 template <class Cell>

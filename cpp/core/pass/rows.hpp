@@ -42,13 +42,37 @@ Summary summarise_rows(const Inputs& in, const PassOptions& opts);
 int weight_exponent_for(double max_weight);
 int weight_exponent_of(const Inputs& in);
 
+// What weights say about their meaning: whether every one is a whole number
+// and, while they are, whether one exceeds 1. Whole weights above 1 may count
+// rows (frequency weights), which resampled as importance weights give a
+// test of size near 0 and intervals √2 too wide; {0, 1} and unit weights mean
+// the same either way. Adds across batches (and sketches) exactly.
+struct WeightTraits {
+    bool whole = true;
+    bool over_one = false;  // meaningful while `whole`; false otherwise
+    bool counts() const { return whole && over_one; }
+    WeightTraits operator+(const WeightTraits& o) const {
+        const bool w = whole && o.whole;
+        return {w, w && (over_one || o.over_one)};
+    }
+};
+// One read of a weight column, in blocks that vectorize, stopping at the
+// first block with a fraction (continuous weights stop at once).
+WeightTraits weight_traits_of(const Column& w);
+
+// Which positions atoms_of_rows tells apart: every distinct one (the rows'
+// own answers), or those a sketch keeps (rounded to 2^-40, rows of zero
+// weight left out), so that its cap counts what the sketch would hold and a
+// sketch's form depends only on its rows, never on how they were batched.
+enum class AtomKeys : std::uint8_t { Exact, Sketch };
+
 // The rows of `in` grouped by distinct position, if there are at most
 // `max_atoms` positions (nullopt otherwise): one O(n) hashing pass, for data
 // with few distinct predictions (base rates, discrete forecasts), on up to
 // `threads` threads. Weights are scaled by 2^weight_exp, as in the summary of
 // the same rows.
 std::optional<Atoms> atoms_of_rows(const Inputs& in, const Mapping& mapping, int weight_exp, std::size_t max_atoms,
-                                   std::int64_t threads = 1);
+                                   std::int64_t threads = 1, AtomKeys keys = AtomKeys::Exact);
 // Every distinct position, by sorting: O(n log n), any number of them.
 Atoms all_atoms_of_rows(const Inputs& in, const Mapping& mapping, int weight_exp);
 

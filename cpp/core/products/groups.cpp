@@ -114,6 +114,12 @@ void GroupedSketch::update(const Inputs& in, const std::int64_t* codes, std::int
     for (std::size_t k = 0; k < touched.size(); ++k) sketches_[static_cast<std::size_t>(touched[k])] = updated[k];
 }
 
+WeightTraits GroupedSketch::weight_traits() const {
+    WeightTraits traits;
+    for (const Sketch& s : sketches_) traits = traits + s.weight_traits();
+    return traits;
+}
+
 void GroupedSketch::merge(const GroupedSketch& other, const std::vector<std::int64_t>& mapping) {
     if (other.metric_ != metric_ || other.resolution_ != resolution_)
         throw InputError(merge_mismatch("grouped sketches", metric_, resolution_, other.metric_, other.resolution_), "other");

@@ -52,6 +52,7 @@ public:
     GroupAnswers answer(const std::vector<std::int64_t>& order, const GroupOptions& options,
                         std::int64_t threads) const;
     Sketch total() const { return Sketch::merge_all(sketches_, metric_, resolution_); }  // all groups as one
+    WeightTraits weight_traits() const;  // of every weight added, in any group
 
 private:
     void grow(std::int64_t groups);

@@ -21,19 +21,16 @@ std::string merge_mismatch(const std::string& what, Metric metric, std::int64_t 
 namespace {
 
 constexpr char kMagic[8] = {'S', 'M', 'E', 'C', 'E', 'S', 'K', '\0'};
-constexpr std::uint32_t kVersion = 2;
+// Version 3 added the weights' traits (header byte 19); version 2 is read
+// with unknown traits (taken as not counts), version 1 is refused.
+constexpr std::uint32_t kVersion = 3;
 constexpr std::uint32_t kHeaderBytes = 64;
 constexpr std::int64_t kMinResolution = 256;
-// Atoms keep predictions to 2^-40 (9.1e-13).
-constexpr double kKeyScale = 0x1p40;
 constexpr std::uint64_t kMaxKey = std::uint64_t{1} << 40;
 // Relative tolerance of the consistency checks of sums against totals.
 constexpr double kSumTolerance = 1e-9;
 
 bool is_power_of_two(std::int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
-
-std::uint64_t key_of(double x) { return static_cast<std::uint64_t>(std::nearbyint(x * kKeyScale)); }
-double x_of(std::uint64_t key) { return static_cast<double>(key) / kKeyScale; }
 
 // FNV-1a, 64 bit: detects the flips and truncations a transport may cause
 // (not an authenticity check: the contents are checked for consistency too).
@@ -53,9 +50,18 @@ bool little_endian() {
     return first == 1;
 }
 
+// Σw·f of each atom as f·Σw at its rounded prediction: what the bytes
+// restore, and the same whatever order the rows' sums were added in.
+void own_weight_f(Atoms& atoms) {
+    for (std::size_t i = 0; i < atoms.size(); ++i) {
+        const double f = atoms.mapping.prediction(atoms.x[i]);
+        for (int y = 0; y < 2; ++y) atoms.by_label[y][i].weight_f = atoms.by_label[y][i].weight * f;
+    }
+}
+
 // The sketch's atoms: positions rounded to 2^-40 (equal keys combined), rows
 // of zero weight dropped (they carry nothing; the row total keeps them), and
-// Σw·f taken at the rounded prediction, so that the bytes restore them exactly.
+// Σw·f its own (own_weight_f).
 Atoms canonical(const Atoms& in) {
     Atoms out;
     out.mapping = in.mapping;
@@ -64,7 +70,7 @@ Atoms canonical(const Atoms& in) {
     out.x.reserve(in.size());
     for (auto& v : out.by_label) v.reserve(in.size());
     for (std::size_t i = 0; i < in.size(); ++i) {
-        const double x = x_of(key_of(in.x[i]));
+        const double x = sketch_rounded(in.x[i]);
         if (!(in.by_label[0][i].weight > 0.0) && !(in.by_label[1][i].weight > 0.0)) continue;
         if (out.x.empty() || out.x.back() != x) {
             out.x.push_back(x);
@@ -80,10 +86,7 @@ Atoms canonical(const Atoms& in) {
             d.weight_sq += s.weight_sq;
         }
     }
-    for (std::size_t i = 0; i < out.size(); ++i) {
-        const double f = out.mapping.prediction(out.x[i]);
-        for (int y = 0; y < 2; ++y) out.by_label[y][i].weight_f = out.by_label[y][i].weight * f;
-    }
+    own_weight_f(out);
     return out;
 }
 
@@ -236,9 +239,13 @@ Sketch::State Sketch::add(const State& a, const State& b) const {
     if (out.rows < a.rows)
         throw InputError("the sketch's row count would overflow (more than 2^64 - 1 rows)", "rows", -1,
                          static_cast<double>(a.rows), 1, 1);
+    out.traits = a.traits + b.traits;
+    // Atoms stay atoms while their union is few: that depends on the rows
+    // alone (a batch's atoms count positions as the sketch keeps them).
     if (a.atoms && b.atoms) {
         Atoms both = merged(*a.atoms, *b.atoms);
         both.rows = out.rows;
+        own_weight_f(both);
         if (both.size() <= max_atoms()) {
             out.atoms = std::make_shared<const Atoms>(std::move(both));
             check_totals(out);
@@ -272,11 +279,12 @@ void Sketch::update(const Inputs& in, std::int64_t threads) {
     State batch;
     batch.rows = static_cast<std::uint64_t>(in.size());
     if (exact()) {  // still the atoms form (exact() locks for that read alone)
-        if (auto atoms = atoms_of_rows(in, mapping_, weight_exponent_of(in), max_atoms())) {
+        if (auto atoms = atoms_of_rows(in, mapping_, weight_exponent_of(in), max_atoms(), 1, AtomKeys::Sketch)) {
             batch.atoms = std::make_shared<const Atoms>(canonical(*atoms));
         }
     }
     if (!batch.atoms) batch.grid = summarise_rows(in, PassOptions{mapping_, Content::Full, resolution_, threads, true});
+    batch.traits = weight_traits_of(in.w);  // after the pass: the rows are valid
     std::lock_guard<std::mutex> lock(mutex_);
     state_ = add(state_, batch);
 }
@@ -286,6 +294,7 @@ Sketch Sketch::merge_all(const std::vector<Sketch>& parts, Metric metric, std::i
     std::vector<std::shared_ptr<const Atoms>> atoms;
     std::optional<Summary> grid;
     std::uint64_t rows = 0;
+    WeightTraits traits;
     for (const Sketch& part : parts) {
         if (part.mapping_.metric != metric || part.resolution_ != resolution)
             throw InputError(merge_mismatch("sketches", metric, resolution, part.mapping_.metric, part.resolution_), "other");
@@ -295,6 +304,7 @@ Sketch Sketch::merge_all(const std::vector<Sketch>& parts, Metric metric, std::i
             throw InputError("the sketch's row count would overflow (more than 2^64 - 1 rows)", "rows", -1,
                              static_cast<double>(rows), 1, 1);
         rows += s.rows;
+        traits = traits + s.traits;
         if (s.atoms) {
             if (s.atoms->size() > 0) atoms.push_back(s.atoms);
         } else if (grid) {
@@ -310,7 +320,7 @@ Sketch Sketch::merge_all(const std::vector<Sketch>& parts, Metric metric, std::i
         std::unordered_set<std::uint64_t> positions;
         positions.reserve(2 * out.max_atoms() + 2);
         for (const auto& a : atoms) {
-            for (double x : a->x) positions.insert(key_of(x));
+            for (double x : a->x) positions.insert(sketch_key(x));
             if (positions.size() > out.max_atoms()) break;
         }
         few = positions.size() <= out.max_atoms();
@@ -327,6 +337,7 @@ Sketch Sketch::merge_all(const std::vector<Sketch>& parts, Metric metric, std::i
         Atoms all = atoms.empty() ? Atoms{} : *atoms.front();
         all.mapping = out.mapping_;
         all.rows = rows;
+        own_weight_f(all);
         out.state_.atoms = std::make_shared<const Atoms>(std::move(all));
     } else {
         if (!grid) grid = Summary::empty(out.mapping_, Content::Full, resolution);
@@ -337,6 +348,7 @@ Sketch Sketch::merge_all(const std::vector<Sketch>& parts, Metric metric, std::i
         out.state_.grid = std::move(grid);
     }
     out.state_.rows = rows;
+    out.state_.traits = traits;
     out.check_totals(out.state_);
     return out;
 }
@@ -378,6 +390,11 @@ bool Sketch::exact() const {
     return state_.atoms != nullptr;
 }
 
+WeightTraits Sketch::weight_traits() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return state_.traits;
+}
+
 std::size_t Sketch::memory_bytes() const {
     std::lock_guard<std::mutex> lock(mutex_);
     std::size_t bytes = sizeof(Sketch);
@@ -403,7 +420,7 @@ std::string Sketch::to_bytes() const {
             for (std::size_t i = 0; i < s.atoms->size(); ++i) {
                 const AtomStats& a = s.atoms->by_label[y][i];
                 if (!(a.weight > 0.0)) continue;
-                const std::uint64_t key = key_of(s.atoms->x[i]);
+                const std::uint64_t key = sketch_key(s.atoms->x[i]);
                 body.varint(key - previous);
                 previous = key;
                 body.varint(static_cast<std::uint64_t>(a.rows));
@@ -427,7 +444,7 @@ std::string Sketch::to_bytes() const {
     w.put(static_cast<std::uint8_t>(mapping_.metric));
     w.put(static_cast<std::uint8_t>(s.atoms ? 0 : 1));
     w.put(static_cast<std::uint8_t>(weighted ? 1 : 0));
-    w.put(static_cast<std::uint8_t>(0));
+    w.put(static_cast<std::uint8_t>((s.traits.whole ? 1 : 0) | (s.traits.over_one ? 2 : 0)));
     w.put(static_cast<std::int32_t>(s.weight_exp()));
     w.put(resolution_);
     w.put(s.rows);
@@ -452,17 +469,18 @@ Sketch Sketch::from_bytes(const std::string& bytes) {
         throw std::invalid_argument(
             "sketch bytes of format version 1 (smoothece 0.1) cannot be read by this version, whose sketches keep "
             "per-label sums the old format lacks: rebuild the sketch from the rows");
-    if (version != kVersion) corrupt("unknown format version " + std::to_string(version));
+    if (version != 2 && version != kVersion) corrupt("unknown format version " + std::to_string(version));
     if (stored != fnv1a(bytes.data(), body_end)) corrupt("checksum mismatch (the bytes were altered or truncated)");
     if (header.get<std::uint32_t>() != kHeaderBytes) corrupt("bad header size");
     const auto metric = header.get<std::uint8_t>(), form = header.get<std::uint8_t>(), weighted = header.get<std::uint8_t>();
-    header.get<std::uint8_t>();
+    const auto traits = header.get<std::uint8_t>();  // version 2: 0
     const auto weight_exp = header.get<std::int32_t>();
     const auto resolution = header.get<std::int64_t>();
     const auto rows = header.get<std::uint64_t>(), positive = header.get<std::uint64_t>();
     const auto weight = header.get<double>();
     const auto payload = header.get<std::uint64_t>();
-    if (metric > 1 || form > 1 || weighted > 1) corrupt("bad header flags");
+    if (metric > 1 || form > 1 || weighted > 1 || traits > 3 || (version == 2 && traits != 0) || traits == 2)
+        corrupt("bad header flags");
     if (!is_power_of_two(resolution) || resolution < kMinResolution || resolution > kMaxIntervals) corrupt("bad resolution");
     if (weight_exp < -1100 || weight_exp > 1100) corrupt("bad weight exponent");
     if (payload != body_end - kHeaderBytes) corrupt("the payload size does not match the header");
@@ -471,6 +489,10 @@ Sketch Sketch::from_bytes(const std::string& bytes) {
 
     Sketch s(metric == 1 ? Metric::Logit : Metric::L1, resolution);
     s.state_.rows = rows;
+    // Version 2 kept no traits: known only for atoms of unit weights (whole,
+    // none above 1); otherwise taken as not whole, so no warning about counts.
+    if (version == 2) s.state_.traits = WeightTraits{form == 0 && weighted == 0 && weight_exp == 0, false};
+    else s.state_.traits = WeightTraits{(traits & 1) != 0, (traits & 2) != 0};
     Reader r(bytes, kHeaderBytes, body_end);
     const double unit = std::ldexp(1.0, weight_exp);
     if (form == 0) {
@@ -517,7 +539,7 @@ Sketch Sketch::from_bytes(const std::string& bytes) {
             std::uint64_t key = std::numeric_limits<std::uint64_t>::max();
             for (int y = 0; y < 2; ++y)
                 if (i[y] < lists[y].size()) key = std::min(key, lists[y][i[y]].first);
-            atoms.x.push_back(x_of(key));
+            atoms.x.push_back(sketch_position(key));
             const double f = atoms.mapping.prediction(atoms.x.back());
             for (int y = 0; y < 2; ++y) {
                 AtomStats a;

@@ -2,12 +2,15 @@
 // that merges exactly, and that serializes, in memory that grows with what
 // it holds.
 //
-// Two forms. While the rows take few distinct predictions (at most
-// resolution/2), the sketch keeps them as atoms: each distinct prediction,
-// rounded to 2^-40, with its rows, Σw, Σw² and Σw·f per label; answers are
-// then those of the rows themselves, at any σ. Beyond that it keeps the full
-// summary on its grid of `resolution` intervals (exact for σ ≥ 16/resolution;
-// below that it states a bound).
+// Two forms. While the rows (of positive weight) take few distinct
+// predictions rounded to 2^-40 (at most resolution/2), the sketch keeps them
+// as atoms: each such position with its rows, Σw, Σw² and Σw·f per label;
+// answers are then those of the rows themselves, at any σ. Beyond that it
+// keeps the full summary on its grid of `resolution` intervals (exact for
+// σ ≥ 16/resolution; below that it states a bound). The form depends only on
+// the rows, never on how they were batched or merged; in the atoms form the
+// state is the same, bit for bit, for any batching when the weights' sums
+// are exact (unit or whole weights), and to rounding of those sums otherwise.
 #pragma once
 
 #include <cstdint>
@@ -19,6 +22,7 @@
 
 #include "answers/analysis.hpp"
 #include "pass/columns.hpp"
+#include "pass/rows.hpp"
 #include "summary/atoms.hpp"
 #include "summary/summary.hpp"
 
@@ -55,6 +59,7 @@ public:
     std::uint64_t rows() const;
     double total_weight() const;
     bool exact() const;  // still in the atoms form
+    WeightTraits weight_traits() const;  // of every weight added
     std::size_t memory_bytes() const;
     std::size_t max_atoms() const { return static_cast<std::size_t>(resolution_ / 2); }
 
@@ -68,6 +73,7 @@ private:
         std::shared_ptr<const Atoms> atoms;  // the atoms form, or null
         std::optional<Summary> grid;         // the grid form, or none
         std::uint64_t rows = 0;
+        WeightTraits traits;  // of the weights added (unit weights: whole, none above 1)
 
         double total_scaled() const;  // Σw · 2^weight_exp
         int weight_exp() const;

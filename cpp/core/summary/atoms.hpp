@@ -32,6 +32,16 @@ struct Atoms {
     void rescale(int new_exp);
 };
 
+// A sketch keeps positions to 2^-40 (9.1e-13 of the grid). For x in [0, 1]
+// the last bit of x + 2^12 is worth 2^-40, so (x + 2^12) − 2^12 is x rounded
+// to the nearest multiple of 2^-40 (ties to even, as nearbyint), exactly, in
+// two additions that vectorize; a kept position rounds to itself. Keys are
+// the multiples (below 2^41), in the order of the positions.
+constexpr double kSketchKeyScale = 0x1p40;
+inline double sketch_rounded(double x) { return (x + 0x1p12) - 0x1p12; }
+inline std::uint64_t sketch_key(double x) { return static_cast<std::uint64_t>(sketch_rounded(x) * kSketchKeyScale); }
+inline double sketch_position(std::uint64_t key) { return static_cast<double>(key) / kSketchKeyScale; }
+
 // The union of two sets (same mapping; weights on the smaller exponent, that
 // of the larger weights), in one sorted merge.
 Atoms merged(const Atoms& a, const Atoms& b);
