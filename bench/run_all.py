@@ -31,6 +31,7 @@ SCRIPTS = {
     "coverage": ("coverage of bootstrap_smece's 95% interval, weighted and unweighted", ()),
     "size": ("size and power of calibration_test", ()),
     "compare": ("coverage and size of compare's paired bootstrap of a difference", ()),
+    "weight_kind": ("counts as importance or frequency weights: the test's size, the interval's width", ()),
     "groups": ("smece_by_group against loops, sketches, grouped tests, sketch bytes", ()),
     "speed": ("speed and memory against the floor, reference and relplot, n = 1e3 … 1e8", ("png",)),
     "catalogue": ("time and accuracy on 19 hard inputs, resampling cost", ()),

@@ -172,8 +172,8 @@ def test_help_through_both_entry_points():
 
 
 @pytest.mark.parametrize("sub, words", [
-    ("score", ("--pred", "--label", "--weight", "--by", "--metric", "--ci", "--test", "--json", "--chunksize",
-               "--dropna", "--clip", "--seed", "standard input")),
+    ("score", ("--pred", "--label", "--weight", "--weight-kind", "--by", "--metric", "--ci", "--test", "--json",
+               "--chunksize", "--dropna", "--clip", "--seed", "standard input")),
     ("plot", ("--output", "--binned", "--by", "--metric", "--n-boot", "--seed", "--weight", "--test")),
     ("demo", ("--output", "--seed", "--json")),
 ])
@@ -318,6 +318,27 @@ def test_json_carries_the_warnings(tmp_path):
     assert out["warnings"][0].endswith("(here: a larger --resolution, up to 4194304)")
     assert as_json.stderr == ""
     assert as_text.returncode == 0 and as_text.stderr.startswith("smoothece: warning: the SmoothECE lies below")
+
+
+def test_weight_kind_reaches_the_resampling(tmp_path):
+    """Whole weights above 1 without --weight-kind: a note naming the option; with it, the library's
+    numbers for that kind and no note."""
+    rng = np.random.default_rng(3)
+    f = np.round(rng.random(3000), 2)
+    y, w = (rng.random(f.size) < f).astype(int), rng.integers(1, 4, f.size)
+    path = write_rows(tmp_path / "counts.csv", "p,y,w", [f, y, w])
+    args = ("score", path, "--pred", "p", "--label", "y", "--weight", "w", "--ci", "--test", "--n-boot", "50",
+            "--n-sim", "50", "--seed", "7", "--json")
+    left_out, frequency = map(ok_json, run_many(args, (*args, "--weight-kind", "frequency")))
+    assert len(left_out["warnings"]) == 1 and "weight_kind='frequency'" in left_out["warnings"][0]
+    assert left_out["warnings"][0].endswith("(here: --weight-kind frequency or --weight-kind importance)")
+    assert frequency["warnings"] == []
+    sketch = smoothece.CalibrationSketch().update(f, y, w.astype(float))
+    for out, kind in ((left_out, "importance"), (frequency, "frequency")):
+        boot = sketch.bootstrap_smece(n_boot=50, seed=7, weight_kind=kind)
+        test = sketch.calibration_test(n_sim=50, seed=7, weight_kind=kind)
+        assert (out["ci_low"], out["ci_high"], out["p_value"]) == (boot.low, boot.high, test.p_value)
+    assert frequency["ci_high"] - frequency["ci_low"] < left_out["ci_high"] - left_out["ci_low"]
 
 
 # ---------------------------------------------------------------------------

@@ -122,7 +122,7 @@ def test_cell_bootstrap_agrees_with_row_bootstrap():
 def test_weighted_bootstrap_keeps_weights():
     f, y = synthetic("near1", 5_000, seed=8)
     w = np.random.default_rng(1).integers(1, 4, size=f.size).astype(float)
-    b = smoothece.bootstrap_smece(f, y, weights=w, n_boot=100, seed=1)
+    b = smoothece.bootstrap_smece(f, y, weights=w, n_boot=100, seed=1, weight_kind="importance")
     assert b.value == pytest.approx(smoothece.smece(f, y, weights=w), abs=1e-15)
     assert b.low <= b.value <= b.high
 

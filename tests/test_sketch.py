@@ -227,6 +227,25 @@ def test_old_format_refused_clearly():
         CalibrationSketch.from_bytes(bytes(blob))
 
 
+@pytest.mark.parametrize("exact", [True, False])
+def test_version_2_bytes_are_still_read(exact):
+    # Version 3 added the weights' traits in header byte 19 (0 in version 2); the rest is unchanged.
+    f, y = synthetic("uniform", 500 if exact else 40_000, seed=2)
+    w = np.random.default_rng(2).integers(1, 4, f.size).astype(float)
+    s = CalibrationSketch(1024).update(f, y, w)
+    blob = s.to_bytes()
+    assert blob[8:12] == (3).to_bytes(4, "little") and blob[19] == 3  # whole, some above 1
+    old = CalibrationSketch.from_bytes(_tamper(_tamper(blob, 8, (2).to_bytes(4, "little")), 19, b"\0"))
+    assert old.exact == exact and old.n == s.n and old.smece() == s.smece()
+    old.bootstrap_smece(n_boot=5, seed=0)  # what version 2's weights were is unknown: no warning
+    with pytest.warns(smoothece.WeightKindWarning):
+        s.bootstrap_smece(n_boot=5, seed=0)
+    with pytest.raises(ValueError, match="header flags"):  # version 2 had nothing there
+        CalibrationSketch.from_bytes(_tamper(_tamper(blob, 8, (2).to_bytes(4, "little")), 19, b"\1"))
+    with pytest.raises(ValueError, match="unknown format version 4"):
+        CalibrationSketch.from_bytes(_tamper(blob, 8, (4).to_bytes(4, "little")))
+
+
 def test_grid_sketch_states_a_bound_below_its_resolution():
     # Two point masses 1e-6 apart among many distinct predictions: σ* lies below 16/256.
     rng = np.random.default_rng(2)

@@ -2,6 +2,8 @@
 weight zero are not rows, frequency weights resample like repeated rows while importance weights do
 not, and the weighted calibration test keeps its size."""
 
+import pickle
+
 import numpy as np
 import pytest
 from conftest import synthetic
@@ -27,11 +29,12 @@ def test_huge_weights_do_not_overflow():
 def test_resampling_replicates_invariant_to_scaling():
     f, y = synthetic("calibrated", 3000, seed=9)
     k = np.random.default_rng(9).integers(1, 9, f.size).astype(float)
-    a = smoothece.bootstrap_smece(f, y, weights=k, n_boot=50, seed=3)
-    b = smoothece.bootstrap_smece(f, y, weights=k * 2.0**-1070, n_boot=50, seed=3)  # exact subnormals
+    kw = dict(n_boot=50, seed=3, weight_kind="importance")
+    a = smoothece.bootstrap_smece(f, y, weights=k, **kw)
+    b = smoothece.bootstrap_smece(f, y, weights=k * 2.0**-1070, **kw)  # exact subnormals
     np.testing.assert_array_equal(a.replicates, b.replicates)
     # rounded weights: equal to the replicates' precision
-    c = smoothece.bootstrap_smece(f, y, weights=k * 0.37, n_boot=50, seed=3)
+    c = smoothece.bootstrap_smece(f, y, weights=k * 0.37, **kw)
     np.testing.assert_allclose(a.replicates, c.replicates, rtol=1e-6)
 
 
@@ -54,7 +57,7 @@ def test_frequency_weights_resample_like_repeated_rows():
     k = rng.integers(1, 4, f.size)
     freq = smoothece.bootstrap_smece(f, y, weights=k.astype(float), n_boot=400, seed=1, weight_kind="frequency")
     repeated = smoothece.bootstrap_smece(np.repeat(f, k), np.repeat(y, k), n_boot=400, seed=2)
-    importance = smoothece.bootstrap_smece(f, y, weights=k.astype(float), n_boot=400, seed=3)
+    importance = smoothece.bootstrap_smece(f, y, weights=k.astype(float), n_boot=400, seed=3, weight_kind="importance")
     assert freq.value == pytest.approx(repeated.value, abs=1e-12)
     sd_freq, sd_rep, sd_imp = (np.std(r.replicates) for r in (freq, repeated, importance))
     assert abs(sd_freq / sd_rep - 1) < 0.15  # a weight counts rows
@@ -75,3 +78,87 @@ def test_weighted_calibration_test_has_its_size():
             rejected[kind] += smoothece.calibration_test(f, y, weights=ww, n_sim=100, seed=t).p_value <= 0.05
     for kind, count in rejected.items():
         assert count <= 6, (kind, count)  # 5% of 40 is 2; today's bug rejected 17 and 24
+
+
+# --- Counts passed as weights without weight_kind: a WeightKindWarning -------------------------------
+
+_RNG = np.random.default_rng(14)
+_F = _RNG.beta(2, 2, 600)
+_Y = _RNG.random(_F.size) < _F
+_COUNTS = _RNG.integers(0, 5, _F.size)  # 0 to 4: whole, some above 1
+_ONEHOT = np.eye(2)[(_F > 0.5).astype(int)] * 0.4 + 0.3  # two-class probabilities for top_label_diagram
+
+
+def _sketch(w):
+    return smoothece.CalibrationSketch().update(_F, _Y, w)
+
+
+def _grouped(w):
+    return smoothece.GroupedSketch().update(_F, _Y, _F > 0.5, w)
+
+
+# Every public call that resamples with weights; `kind` is passed on when not None.
+CALLS = {
+    "bootstrap_smece": lambda w, **kind: smoothece.bootstrap_smece(_F, _Y, weights=w, n_boot=20, seed=1, **kind),
+    "bootstrap_smece rows": lambda w, **kind: smoothece.bootstrap_smece(_F, _Y, weights=w, n_boot=3, seed=1,
+                                                                         method="rows", **kind),
+    "calibration_test": lambda w, **kind: smoothece.calibration_test(_F, _Y, weights=w, n_sim=20, seed=1, **kind),
+    "reliability_diagram": lambda w, **kind: smoothece.reliability_diagram(_F, _Y, weights=w, n_boot=20, seed=1,
+                                                                           **kind),
+    "consistency band": lambda w, **kind: smoothece.reliability_diagram(_F, _Y, weights=w, n_boot=0, seed=1,
+                                                                        consistency=True, n_sim=20, **kind),
+    "top_label_diagram": lambda w, **kind: smoothece.top_label_diagram(_ONEHOT, _Y.astype(int), weights=w, n_boot=20,
+                                                                       seed=1, **kind),
+    "smece_by_group": lambda w, **kind: smoothece.smece_by_group(_F, _Y, _F > 0.5, weights=w, n_boot=20, seed=1,
+                                                                 **kind),
+    "sketch.bootstrap_smece": lambda w, **kind: _sketch(w).bootstrap_smece(n_boot=20, seed=1, **kind),
+    "sketch.calibration_test": lambda w, **kind: _sketch(w).calibration_test(n_sim=20, seed=1, **kind),
+    "sketch.reliability_diagram": lambda w, **kind: _sketch(w).reliability_diagram(n_boot=20, seed=1, **kind),
+    "GroupedSketch.smece_by_group": lambda w, **kind: _grouped(w).smece_by_group(test=True, n_sim=20, seed=1,
+                                                                                 **kind),
+}
+
+
+@pytest.mark.parametrize("call", CALLS)
+@pytest.mark.parametrize("dtype", [np.float64, np.int64])
+def test_counts_as_weights_warn_when_weight_kind_is_left_out(call, dtype):
+    with pytest.warns(smoothece.WeightKindWarning, match="weight_kind='frequency'") as caught:
+        CALLS[call](_COUNTS.astype(dtype))
+    assert caught[0].filename == __file__  # it names the caller's line, not the package's
+    assert issubclass(smoothece.WeightKindWarning, UserWarning)
+
+
+@pytest.mark.parametrize("call", CALLS)
+def test_no_warning_when_the_weights_cannot_be_counts_or_the_kind_is_given(call):
+    unit, mask = np.ones(_F.size), (_COUNTS > 1).astype(float)  # mean the same under both kinds
+    fraction = _COUNTS + 0.5 * (np.arange(_F.size) == 599)  # one fraction, in the last row
+    for w in (None, unit, mask, fraction, _RNG.lognormal(size=_F.size), _COUNTS * 2.0**-60):
+        CALLS[call](w)  # pytest turns any warning into an error
+    for kind in ("importance", "frequency"):
+        if call == "bootstrap_smece rows" and kind == "frequency":
+            continue  # refused: rows are redrawn with their weights (test_bad_input.py)
+        CALLS[call](_COUNTS.astype(float), weight_kind=kind)
+
+
+def test_no_warning_without_resampling():
+    w = _COUNTS.astype(float)
+    smoothece.reliability_diagram(_F, _Y, weights=w, n_boot=0, seed=1)
+    smoothece.smece_by_group(_F, _Y, _F > 0.5, weights=w)
+    _grouped(w).smece_by_group()
+    _sketch(w).smece()
+
+
+def test_a_sketch_keeps_what_its_weights_were_through_merges_and_bytes():
+    counted, unit = _sketch(_COUNTS.astype(float)), _sketch(None)
+    fractional = smoothece.CalibrationSketch().update([0.3], [1], [0.5])
+    for looks_like_counts in (smoothece.CalibrationSketch.from_bytes(counted.to_bytes()), unit + counted,
+                              counted + unit, pickle.loads(pickle.dumps(unit.copy().merge(counted)))):
+        with pytest.warns(smoothece.WeightKindWarning):
+            looks_like_counts.bootstrap_smece(n_boot=5, seed=0)
+    for not_counts in (unit, counted + fractional, fractional + counted,
+                       smoothece.CalibrationSketch.from_bytes((fractional + counted).to_bytes())):
+        not_counts.bootstrap_smece(n_boot=5, seed=0)
+    grouped = _grouped(None)
+    grouped.update([0.2], [1], [False], [3.0])  # a row counted three times in one group: the set's weights are counts
+    with pytest.warns(smoothece.WeightKindWarning):
+        grouped.smece_by_group(n_boot=5, seed=0)

@@ -20,7 +20,7 @@ except ImportError as err:  # pragma: no cover - only on a broken install
     ) from err
 
 from ._api import smece, smece_sigma
-from ._errors import InputError, ResolutionWarning
+from ._errors import InputError, ResolutionWarning, WeightKindWarning
 from .compare import Comparison, ComparisonSketch, ModelComparison, compare, compare_models
 from .diagram import ReliabilityDiagram, reliability_diagram
 from .groups import GroupedCalibration, GroupedSketch, smece_by_group
@@ -44,7 +44,7 @@ if TYPE_CHECKING:  # imported on first use (below); type checkers see it here
     from .recalibration import SmoothCalibrator
 
 # Names defined in private modules say where users find them (reprs, help(), pickle).
-for _public in (smece, smece_sigma, InputError, ResolutionWarning):
+for _public in (smece, smece_sigma, InputError, ResolutionWarning, WeightKindWarning):
     _public.__module__ = __name__
 del _public
 
@@ -96,6 +96,7 @@ __all__ = [
     "GroupedSketch",
     "InputError",
     "ResolutionWarning",
+    "WeightKindWarning",
     "confidence_pairs",
     "top_label_smece",
     "top_label_diagram",

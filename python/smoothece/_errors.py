@@ -41,6 +41,19 @@ class InputError(ValueError):
                              self.count, self.size))
 
 
+class WeightKindWarning(UserWarning):
+    """Weights that look like counts (whole numbers, some above 1) were
+    resampled as importance weights because ``weight_kind`` was not given.
+
+    Counts read as importance weights make a row of weight 3 one sampled unit,
+    not three: the calibration test almost never rejects a calibrated model
+    (size near 0 instead of 5%) and bootstrap intervals are too wide. Pass
+    ``weight_kind="frequency"`` when a weight counts rows, or
+    ``weight_kind="importance"`` when each row is one sampled unit; either
+    silences the warning.
+    """
+
+
 class ResolutionWarning(UserWarning):
     """A bandwidth below what a sketch's grid resolves was asked for or found:
     the answer is a bound, and the message says which."""

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 import numpy as np
 
@@ -23,6 +23,27 @@ def summarise(f: Any, y: Any, weights: Any = None, *, clip: Any = False, metric:
         return _core.summarise(f, y, w, lo, hi, _validate.metric(metric), full, _validate.threads(threads), sigma)
     except InputError as err:
         raise _validate.with_hint(err, f, y, clip) from None
+
+
+def counts_check(*weights: Any) -> Optional[Callable[[], bool]]:
+    """For :func:`_validate.weight_kind`: a question, asked only when the
+    caller left ``weight_kind`` out, whether the weights (columns of one data
+    set; None = unit) are whole numbers with some above 1. The core reads
+    each column once, stopping at the first block with a fraction."""
+    columns = [w for w in weights if w is not None]
+    if not columns:
+        return None
+
+    def counts() -> bool:
+        over = False
+        for w in columns:
+            whole, above = _core.weight_traits(_validate.as_1d(w, "weights", _validate._WEIGHT_DTYPES))
+            if not whole:
+                return False
+            over = over or above
+        return over
+
+    return counts
 
 
 def checked_rows(f: Any, y: Any, weights: Any = None, clip: Any = False):

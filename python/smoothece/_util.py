@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import sys
 import warnings
 from typing import Optional, overload
 
@@ -62,6 +64,19 @@ def sigma_star(analysis, threads: int, stacklevel: int = 3) -> float:
             f"{lower:.3g}); returning the bound {upper:.3g}. A sketch with a finer resolution resolves it.",
             ResolutionWarning, stacklevel=stacklevel)
     return sigma
+
+
+_PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+def outside_stacklevel() -> int:
+    """The ``stacklevel`` that makes a warning raised by the caller of this
+    function name the first line outside smoothece (the user's call), however
+    deep inside the package it was raised (integrations, CLI and all)."""
+    frame, level = sys._getframe(1), 1
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 def append_doc(fn, text: str):

@@ -5,7 +5,7 @@ arguments) happen here; the value checks of the rows (range, NaN, labels,
 weights) happen in the core's single pass. When the core refuses a value,
 :func:`with_hint` adds what the values suggest (percentages, logits, swapped
 arguments) to its error. This module imports nothing from the package but
-its error type.
+its error and warning types and small helpers.
 """
 
 from __future__ import annotations
@@ -13,12 +13,12 @@ from __future__ import annotations
 import numbers
 import secrets
 import warnings
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 import numpy as np
 
-from ._errors import InputError
-from ._util import imported
+from ._errors import InputError, WeightKindWarning
+from ._util import imported, outside_stacklevel
 
 _RaggedWarning = getattr(getattr(np, "exceptions", np), "VisibleDeprecationWarning", UserWarning)
 
@@ -277,7 +277,22 @@ def metric(m: Any) -> str:
     return m
 
 
-def weight_kind(kind: Any) -> str:
+#: What the warning about weights that look like counts says (WeightKindWarning).
+COUNTS_WARNING = ("the weights are whole numbers, some above 1: if they count rows, pass weight_kind='frequency' "
+                  "(read as importance weights, the default, counts give a calibration test that almost never "
+                  "rejects and intervals too wide); if each row is one sampled unit, pass "
+                  "weight_kind='importance' to silence this warning")
+
+
+def weight_kind(kind: Any, counts: Optional[Callable[[], bool]] = None) -> str:
+    """What a weight means to resampling. None (every public default) is
+    "importance", with a :class:`WeightKindWarning` when ``counts()`` (asked
+    only then) says the weights look like counts: whole numbers, some above 1
+    (unit and {0, 1} weights mean the same under both kinds)."""
+    if kind is None:
+        if counts is not None and counts():
+            warnings.warn(COUNTS_WARNING, WeightKindWarning, stacklevel=outside_stacklevel())
+        return "importance"
     if kind not in ("importance", "frequency"):
         raise ValueError(f"weight_kind must be 'importance' or 'frequency', got {kind!r}")
     return kind

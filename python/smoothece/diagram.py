@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Optional, Union
 import numpy as np
 
 from . import _validate
-from ._summary import summarise
+from ._summary import counts_check, summarise
 from ._typing import ArrayLike
 from ._util import MESH_INTERVALS, ToDict, frozen, interval
 
@@ -94,7 +94,7 @@ def reliability_diagram(
     consistency: bool = False,
     n_sim: int = 1000,
     sample_size: int = 1000,
-    weight_kind: str = "importance",
+    weight_kind: Optional[str] = None,
     clip: Union[bool, float] = False,
     threads: Optional[int] = None,
 ) -> ReliabilityDiagram:
@@ -122,8 +122,10 @@ def reliability_diagram(
         y* ~ Bernoulli(f).
     sample_size : int, default 1000
         Rows kept (sampled reproducibly) for the tick marks of the plot.
-    weight_kind : {"importance", "frequency"}, default "importance"
-        How resampling reads the weights; see :func:`smoothece.bootstrap_smece`.
+    weight_kind : {"importance", "frequency"}, optional
+        How resampling reads the weights; see :func:`smoothece.bootstrap_smece`
+        (left out: importance weights, with a warning when they look like
+        counts and the diagram resamples).
 
     The rows are read once: the curves, σ* and both bands come from one
     summary of them.
@@ -132,17 +134,18 @@ def reliability_diagram(
     analysis = summarise(f, y, weights, clip=clip, metric=metric, threads=threads, full=True, sigma=fixed or 0.0)
     return make_diagram(analysis, metric=metric, sigma=fixed, n_boot=n_boot, level=level, seed=seed,
                         consistency=consistency, n_sim=n_sim, sample_size=sample_size, weight_kind=weight_kind,
-                        threads=threads)
+                        threads=threads, counts=counts_check(weights))
 
 
 def make_diagram(analysis, *, metric, sigma, n_boot, level, seed, consistency, n_sim, sample_size, weight_kind,
-                 threads) -> ReliabilityDiagram:
-    """The diagram of a core analysis (of arrays or of a sketch)."""
+                 threads, counts=None) -> ReliabilityDiagram:
+    """The diagram of a core analysis (of arrays or of a sketch); ``counts`` as
+    in :func:`_validate.weight_kind`, asked only when the diagram resamples."""
     n_boot = _validate.count(n_boot, "n_boot", 0)
     level = _validate.level(level)
     seed = _validate.seed(seed)
     sample_size = _validate.count(sample_size, "sample_size", 0)
-    kind = _validate.weight_kind(weight_kind)
+    kind = _validate.weight_kind(weight_kind, counts if n_boot or consistency else None)
     t = _validate.threads(threads)
     n_sim = _validate.count(n_sim, "n_sim", 1) if consistency else 0
     curves = analysis.curves(-1.0 if sigma is None else sigma, MESH_INTERVALS, t)

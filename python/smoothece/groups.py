@@ -21,6 +21,7 @@ import numpy as np
 
 from . import _core, _validate
 from ._errors import InputError
+from ._summary import counts_check
 from ._typing import ArrayLike
 from ._util import ToDict, format_p, frozen, imported
 from .sketch import DEFAULT_RESOLUTION, CalibrationSketch
@@ -634,11 +635,12 @@ def _result(keys, ordered, answers: Dict[str, np.ndarray], *, level, n_boot, n_s
         level=level, n_boot=n_boot, n_sim=n_sim, seed=seed, metric=metric, key_names=key_names)
 
 
-def _options(n_boot, test, n_sim, level, seed, weight_kind):
+def _options(n_boot, test, n_sim, level, seed, weight_kind, counts=None):
     n_boot = _validate.count(n_boot, "n_boot", 0)
     test = _validate.flag(test, "test")
     n_sim = _validate.count(n_sim, "n_sim", 1) if test else 0
-    return n_boot, n_sim, _validate.level(level), _validate.seed(seed), _validate.weight_kind(weight_kind)
+    kind = _validate.weight_kind(weight_kind, counts if n_boot or test else None)  # counts: asked if it resamples
+    return n_boot, n_sim, _validate.level(level), _validate.seed(seed), kind
 
 
 def smece_by_group(
@@ -653,7 +655,7 @@ def smece_by_group(
     n_sim: int = 1000,
     seed: Optional[int] = None,
     level: float = 0.95,
-    weight_kind: str = "importance",
+    weight_kind: Optional[str] = None,
     clip: Union[bool, float] = False,
     threads: Optional[int] = None,
 ) -> GroupedCalibration:
@@ -704,7 +706,7 @@ def smece_by_group(
     f_arr, y_arr, w_arr = _validate.rows(f, y, weights)
     lo, hi = _validate.clip_range(clip)
     codes, keys, ordered, key_names = _factorize(groups, f_arr.shape[0], threads=_validate.threads(threads))
-    n_boot, n_sim, level, seed, kind = _options(n_boot, test, n_sim, level, seed, weight_kind)
+    n_boot, n_sim, level, seed, kind = _options(n_boot, test, n_sim, level, seed, weight_kind, counts_check(w_arr))
     try:
         answers = _core.smece_by_group([f_arr], [y_arr], None if w_arr is None else [w_arr], lo, hi, [codes], len(keys),
                                        _validate.metric(metric), n_boot, n_sim, level, seed, kind,
@@ -791,10 +793,11 @@ class GroupedRows:
         return 0 if self._keys is None else int(self._keys.size)
 
     def smece_by_group(self, *, n_boot: int = 0, test: bool = False, n_sim: int = 1000, seed: Optional[int] = None,
-                       level: float = 0.95, weight_kind: str = "importance",
+                       level: float = 0.95, weight_kind: Optional[str] = None,
                        threads: Optional[int] = None) -> GroupedCalibration:
         """As :func:`smece_by_group` on all the rows kept (groups sorted by key)."""
-        n_boot, n_sim, level, seed, kind = _options(n_boot, test, n_sim, level, seed, weight_kind)
+        n_boot, n_sim, level, seed, kind = _options(n_boot, test, n_sim, level, seed, weight_kind,
+                                                    counts_check(*(part[2] for part in self._parts)))
         if not self._parts:  # no rows: no groups
             return GroupedSketch(metric=self._metric).smece_by_group(n_boot=n_boot, test=test, n_sim=n_sim, seed=seed,
                                                                      level=level, weight_kind=kind)
@@ -1027,10 +1030,11 @@ class GroupedSketch:
         return sum(self._core.sketch(code).rows for code in range(len(self._keys)))
 
     def smece_by_group(self, *, n_boot: int = 0, test: bool = False, n_sim: int = 1000, seed: Optional[int] = None,
-                       level: float = 0.95, weight_kind: str = "importance",
+                       level: float = 0.95, weight_kind: Optional[str] = None,
                        threads: Optional[int] = None) -> GroupedCalibration:
         """As :func:`smece_by_group`, from the sketches (groups sorted by key)."""
-        n_boot, n_sim, level, seed, kind = _options(n_boot, test, n_sim, level, seed, weight_kind)
+        n_boot, n_sim, level, seed, kind = _options(n_boot, test, n_sim, level, seed, weight_kind,
+                                                    lambda: self._core.weights_look_like_counts)
         keys, order, ordered = _keys_in_order(self._keys)
         answers = self._core.answer(order.tolist(), n_boot, n_sim, level, seed, kind, _validate.threads(threads))
         return _result(keys[order], ordered, answers, level=level, n_boot=n_boot, n_sim=n_sim, seed=seed,

@@ -34,10 +34,11 @@ class CalibrationSketch:
     resolution : int, default 2**15
         Grid intervals once the sketch holds many distinct predictions (a
         power of two from 256 to 2**22). Until then (up to resolution/2
-        distinct predictions) the sketch keeps every distinct prediction,
-        rounded to 2^-40, with its rows and weights per label: its answers
-        are those of the rows themselves, at every σ, and its bytes grow with
-        the rows (about 5 bytes a row without weights). On the grid, smECEσ
+        distinct predictions rounded to 2^-40, counted over every row of
+        positive weight added so far, however they were batched or merged)
+        the sketch keeps each such prediction with its rows and weights per
+        label: its answers are those of the rows themselves, at every σ, and
+        its bytes grow with the rows (about 5 bytes a row without weights). On the grid, smECEσ
         is exact to the accuracy contract (1e-6; in practice ~1e-8) for
         σ ≥ 16 / resolution, i.e. σ ≥ 0.0005 at the default; below that the
         sketch says what it can prove (a bound) with a
@@ -53,7 +54,11 @@ class CalibrationSketch:
     never corrupt it, but updates from several threads serialize on that lock.
     For parallel ingestion give each thread (or process, or Dask partition) its
     own sketch and ``merge`` them at the end; merging is exact, associative and
-    commutative (up to floating-point rounding of the sums).
+    commutative (up to floating-point rounding of the sums). Any batching,
+    merge order or bytes round trip of the same rows gives the same form
+    (exact or grid); in the exact form the same state bit for bit when the
+    weights' sums are exact (unit or whole weights), else to rounding of
+    those sums (answers within ~1e-15); on the grid, answers within ~1e-14.
 
     Examples
     --------
@@ -191,24 +196,29 @@ class CalibrationSketch:
         return value
 
     def reliability_diagram(self, *, sigma=None, n_boot=1000, level=0.95, seed=None, consistency=False,
-                            n_sim=1000, sample_size=1000, weight_kind="importance",
+                            n_sim=1000, sample_size=1000, weight_kind=None,
                             threads=None) -> ReliabilityDiagram:
         """As :func:`smoothece.reliability_diagram`, from the sketch alone (tick marks are drawn
         from its distinct predictions, or from its cells at their mean prediction)."""
         fixed = None if sigma is None else _validate.sigma(sigma)
         return make_diagram(self._sketch.analysis(), metric=self.metric, sigma=fixed, n_boot=n_boot, level=level,
                             seed=seed, consistency=consistency, n_sim=n_sim, sample_size=sample_size,
-                            weight_kind=weight_kind, threads=threads)
+                            weight_kind=weight_kind, threads=threads, counts=self._counts)
 
-    def bootstrap_smece(self, *, n_boot=1000, level=0.95, seed=None, sigma=None, weight_kind="importance",
+    def bootstrap_smece(self, *, n_boot=1000, level=0.95, seed=None, sigma=None, weight_kind=None,
                         threads=None) -> BootstrapResult:
         """As :func:`smoothece.bootstrap_smece` (cell method), from the sketch alone."""
         fixed = None if sigma is None else _validate.sigma(sigma)
         return make_bootstrap(self._sketch.analysis(), n_boot=n_boot, level=level, seed=seed, sigma=fixed,
-                              weight_kind=weight_kind, threads=threads)
+                              weight_kind=weight_kind, threads=threads, counts=self._counts)
 
-    def calibration_test(self, *, n_sim=1000, seed=None, level=0.95, weight_kind="importance",
+    def calibration_test(self, *, n_sim=1000, seed=None, level=0.95, weight_kind=None,
                          threads=None) -> CalibrationTest:
         """As :func:`smoothece.calibration_test`, from the sketch alone."""
         return make_test(self._sketch.analysis(), n_sim=n_sim, seed=seed, level=level, weight_kind=weight_kind,
-                         threads=threads)
+                         threads=threads, counts=self._counts)
+
+    def _counts(self) -> bool:
+        # Whether every weight added is whole and some exceed 1: kept by the core
+        # at update (the sums cannot tell: 0.5 + 0.5 is whole), through merges and bytes.
+        return self._sketch.weights_look_like_counts

@@ -479,7 +479,7 @@ def smece_by_group_spark(
     n_sim: int = 1000,
     seed: Optional[int] = None,
     level: float = 0.95,
-    weight_kind: str = "importance",
+    weight_kind: Optional[str] = None,
     resolution: int = DEFAULT_RESOLUTION,
     clip: Union[bool, float] = False,
     split_every: Optional[int] = None,
@@ -495,7 +495,9 @@ def smece_by_group_spark(
     n_boot, test, n_sim, seed, level, weight_kind
         As in :func:`smoothece.smece_by_group` (checked before any Spark job
         runs); the intervals and tests are drawn from each group's sketch on
-        the driver, group i with ``seed + i``.
+        the driver, group i with ``seed + i`` (the warning about weights that
+        look like counts comes from the sketches, which keep what their
+        partitions' weights were).
     threads : int, optional
         Threads of the driver for answering the groups (default: all).
 

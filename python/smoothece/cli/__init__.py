@@ -139,6 +139,9 @@ def _add_resampling_options(p, n_boot_type, n_boot_help: str) -> None:
                    help="simulations of the calibration test (default 1000)")
     p.add_argument("--seed", type=_seed, default=None, metavar="N",
                    help="seed of the resampling (default: fresh; group i uses seed + i)")
+    p.add_argument("--weight-kind", choices=("importance", "frequency"), default=None,
+                   help="what --weight means to resampling: importance (a row is one sampled unit, the default) or "
+                        "frequency (a weight counts rows); without it, whole weights above 1 get a warning")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -31,7 +31,7 @@ from typing import Iterator, List, Optional
 import numpy as np
 
 from .. import _validate
-from .._errors import InputError, ResolutionWarning
+from .._errors import InputError, ResolutionWarning, WeightKindWarning
 from .._util import format_p, format_paired_p
 from .errors import EXIT_OK, CLIError, usage_error
 from .progress import Status, dash, encodable, one_line
@@ -372,7 +372,10 @@ def collected_warnings(notes: List[str]):
         note = one_line(w.message)
         if issubclass(w.category, ResolutionWarning):
             note += " (here: a larger --resolution, up to 4194304)"
-        notes.append(note)
+        elif issubclass(w.category, WeightKindWarning):
+            note += " (here: --weight-kind frequency or --weight-kind importance)"
+        if note not in notes:  # once, though the interval and the test both raise it
+            notes.append(note)
 
 
 def print_warnings(notes: List[str]) -> None:
@@ -428,21 +431,21 @@ class Overall:
     """The answers about all rows: smECE (σ*), its interval, the calibration test."""
 
     def __init__(self, sketch, *, ci: bool, n_boot: int, level: float, test: bool, n_sim: int, seed,
-                 label: str = ""):
+                 label: str = "", weight_kind: Optional[str] = None):
         self.n, self.total_weight = sketch.n, sketch.total_weight
         self.low = self.high = self.p_value = None
         self.n_boot = self.n_sim = 0
         self.level = level if ci else None
         if ci:
             with Status(f"{label}bootstrapping ({n_boot} replicates)"):
-                boot = sketch.bootstrap_smece(n_boot=n_boot, seed=seed, level=level)
+                boot = sketch.bootstrap_smece(n_boot=n_boot, seed=seed, level=level, weight_kind=weight_kind)
             self.value, self.sigma = boot.value, boot.sigma
             self.low, self.high, self.n_boot = boot.low, boot.high, boot.n_boot
         else:
             self.value = self.sigma = sketch.smece()
         if test:
             with Status(f"{label}testing calibration ({n_sim} simulations)"):
-                result = sketch.calibration_test(n_sim=n_sim, seed=seed)
+                result = sketch.calibration_test(n_sim=n_sim, seed=seed, weight_kind=weight_kind)
             self.p_value, self.n_sim = result.p_value, result.n_sim
 
     def json(self) -> dict:
@@ -550,7 +553,7 @@ def _groups_line(args, count: int, what: str = "") -> str:
 def _grouped_answers(grouped, args, seed, label: str = ""):
     with Status(f"{label}scoring {len(grouped):,} groups"):
         return grouped.smece_by_group(n_boot=args.n_boot if args.ci else 0, test=args.test, n_sim=args.n_sim,
-                                      seed=seed, level=args.level)
+                                      seed=seed, level=args.level, weight_kind=args.weight_kind)
 
 
 # -- comparing models (--compare) -------------------------------------------------------------------------------
@@ -654,7 +657,7 @@ def _answers(reading: Reading, args, seed) -> List[Answer]:
         label = f"{model.column}: " if several else ""
         with collected_warnings(notes):
             overall = Overall(model.sketch, ci=args.ci, n_boot=args.n_boot, level=args.level, test=args.test,
-                              n_sim=args.n_sim, seed=seed, label=label)
+                              n_sim=args.n_sim, seed=seed, label=label, weight_kind=args.weight_kind)
             groups = _grouped_answers(model.grouped, args, seed, label) if args.by is not None else None
         out.append(Answer(model, overall, groups, notes))
     return out
@@ -981,8 +984,9 @@ def _plot_models(args, table: Table, reading: Reading, seed, notes: List[str], t
         with collected_warnings(own), Status(f"{model.column}: computing the diagram ({args.n_boot} bootstrap "
                                              f"replicates)"):
             diagram = model.sketch.reliability_diagram(n_boot=args.n_boot, seed=seed, n_sim=args.n_sim,
-                                                       level=args.level)
-            test = model.sketch.calibration_test(n_sim=args.n_sim, seed=seed) if args.test else None
+                                                       level=args.level, weight_kind=args.weight_kind)
+            test = (model.sketch.calibration_test(n_sim=args.n_sim, seed=seed, weight_kind=args.weight_kind)
+                    if args.test else None)
         notes += [f"{model.column}: {note}" for note in own]
         diagrams.append(diagram)
         lines.append(f"{model.column}: {_diagram_line(args, diagram, test, model.dropped)}")
@@ -1031,7 +1035,7 @@ def cmd_plot(args) -> int:
             overall = Overall(reading.sketch, ci=False, n_boot=0, level=args.level, test=False, n_sim=0, seed=seed)
             with Status(f"scoring {len(reading.grouped):,} groups"):
                 result = reading.grouped.smece_by_group(n_boot=args.n_boot, test=args.test, n_sim=args.n_sim,
-                                                        seed=seed, level=args.level)
+                                                        seed=seed, level=args.level, weight_kind=args.weight_kind)
         rows = min(len(result), 40)
         fig = new_figure((7.5, 4.2) if result.ordered else (6.4, 1.6 + 0.26 * rows), args.output, args.dpi)
         ax = result.plot(ax=fig.subplots())
@@ -1049,8 +1053,9 @@ def cmd_plot(args) -> int:
     fig = new_figure((5.2 * panels, 5.4), args.output, args.dpi)
     with collected_warnings(notes), Status(f"computing the diagram ({args.n_boot} bootstrap replicates)"):
         diagram = reading.sketch.reliability_diagram(n_boot=args.n_boot, seed=seed, consistency=args.consistency,
-                                                     n_sim=args.n_sim, level=args.level)
-        test = reading.sketch.calibration_test(n_sim=args.n_sim, seed=seed) if args.test else None
+                                                     n_sim=args.n_sim, level=args.level, weight_kind=args.weight_kind)
+        test = (reading.sketch.calibration_test(n_sim=args.n_sim, seed=seed, weight_kind=args.weight_kind)
+                if args.test else None)
     axes = fig.subplots(1, panels, squeeze=False)[0]
     diagram.plot(ax=axes[0])
     axes[0].set_title("Smoothed reliability diagram", fontsize="medium")
