@@ -75,6 +75,44 @@ def accuracy(lines, data, names):
     data["assa_ends_halved"] = halved
 
 
+def logit_metric(lines, data):
+    """relplot's logit kernel against ours: its σ is a quarter of ours, and its SmoothECE another fixpoint."""
+    rng = np.random.default_rng(5)
+    z = rng.normal(0.0, 1.0, 5000)
+    f = 1.0 / (1.0 + np.exp(-z))
+    y = (rng.uniform(size=z.size) < 1.0 / (1.0 + np.exp(-3.0 * z))).astype(float)
+    lines += ["## The logit metric: relplot's σ is a quarter of ours", "",
+              "Over-confident logits (z ~ N(0, 1), f = expit(z), P(y = 1) = expit(3z), n = 5000). relplot with "
+              "`config.use_logit_scaling = True` smooths with σ·4/R on logits rescaled by their range R: a "
+              "Gaussian of 4σ logit units, where `metric=\"logit\"` has σ.", "",
+              "| σ | relplot logit smECEσ | smoothece at 4σ | smoothece at σ |", "|---|---|---|---|"]
+    sigmas = (0.01, 0.03, 0.1)
+    theirs_at, fixpoint, width = {}, None, None
+    if relplot is not None:
+        relplot.config.use_logit_scaling = True
+        try:
+            theirs_at = {s: float(quiet(relplot.smECE_sigma, f, y, s)) for s in sigmas}
+            fixpoint, width = quiet(relplot.smECE, f, y, return_width=True)
+        finally:
+            relplot.config.use_logit_scaling = False
+    rows = []
+    for s in sigmas:
+        at4, at1 = smoothece.smece_sigma(f, y, 4 * s, metric="logit"), smoothece.smece_sigma(f, y, s, metric="logit")
+        their = f"{theirs_at[s]:.6f}" if s in theirs_at else MISSING
+        lines.append(f"| {s} | {their} | {at4:.6f} | {at1:.6f} |")
+        rows.append({"sigma": s, "relplot": theirs_at.get(s), "smoothece_4sigma": at4, "smoothece_sigma": at1})
+    ours = smoothece.smece(f, y, metric="logit")
+    if fixpoint is not None:
+        at_width = smoothece.smece_sigma(f, y, 4 * width, metric="logit")
+        lines += ["", f"SmoothECE: relplot {fixpoint:.6f} (its bisection's σ = {width}, the fixpoint of "
+                  f"σ ↦ smECE at 4σ; smoothece at 4·{width}: {at_width:.6f}); smoothece's σ* (the fixpoint of "
+                  f"σ ↦ smECEσ): {ours:.6f}.", ""]
+    else:
+        lines += ["", f"SmoothECE: relplot {MISSING}; smoothece's σ*: {ours:.6f}.", ""]
+    data["logit_metric"] = {"at_sigma": rows, "relplot_smece": None if fixpoint is None else float(fixpoint),
+                            "relplot_width": width, "smoothece_smece": ours}
+
+
 def bad_input(lines, data):
     rng = np.random.default_rng(0)
     f = rng.uniform(size=200)
@@ -176,11 +214,16 @@ def main(argv=None):
         lines += [f"**{MISSING}** (`pip install relplot==1.0.3`): its columns are left out; only smoothece's side "
                   "is measured.", ""]
         print(MISSING + ": only smoothece's side is measured", flush=True)
+    lines += ["relplot's numbers are those of its default kernel, the reflected Gaussian on [0, 1] of "
+              "`metric=\"l1\"`. Its logit kernel is not `metric=\"logit\"`: its σ is a quarter of ours (its "
+              "smECEσ is ours at 4σ) and its SmoothECE is the fixpoint of σ ↦ smECE at 4σ, so logit values of the "
+              "two packages differ (last section).", ""]
     data = {"relplot_installed": relplot is not None, "accuracy": [], "bad_input": []}
     accuracy(lines, data, ["ASSA", "NJIT", "NOAA"] if args.quick else ["ASSA", "NJIT", "DAFFS", "NOAA"])
     bad_input(lines, data)
     style_and_api(lines, data, 500 if args.quick else 2000, not args.quick)
     bootstrap_time(lines, data, n, 10 if args.quick else 200, not args.quick)
+    logit_metric(lines, data)
     print("\n".join(lines))
     rec.write("relplot claims, re-measured", lines, data)
 

@@ -64,3 +64,29 @@ def test_a_mass_at_an_endpoint_is_its_own_mirror_image():
     for sigma in (0.05, 0.2):
         assert smoothece.smece_sigma([0.0], [1], sigma) == pytest.approx(1.0, abs=1e-12)
         assert smoothece.smece_sigma([1.0], [0], sigma) == pytest.approx(1.0, abs=1e-12)
+
+
+def test_relplot_logit_bandwidth_is_four_of_ours():
+    # relplot's logit kernel (config.use_logit_scaling) maps logits onto [0, 1] by their range R and
+    # smooths there with σ·4/R: a Gaussian of 4σ logit units, where ours has σ. Its smECEσ is ours at
+    # 4σ (up to its 200-point mesh, on predictions inside its [0.001, 0.999] clip), and its SmoothECE is
+    # ours at 4w, w its bisection's fixpoint of s ↦ smECE_4s: not our σ* (the fixpoint of σ ↦ smECEσ).
+    rng = np.random.default_rng(5)
+    z = rng.normal(0.0, 1.0, 5000)
+    f = 1.0 / (1.0 + np.exp(-z))
+    y = (rng.random(z.size) < 1.0 / (1.0 + np.exp(-3.0 * z))).astype(float)  # over-confident: crossing residual
+    config = relplot.config
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        config.use_logit_scaling = True
+        try:
+            at = {s: float(relplot.smECE_sigma(f, y, s)) for s in (0.01, 0.03, 0.1)}
+            theirs, width = relplot.smECE(f, y, return_width=True)
+        finally:
+            config.use_logit_scaling = False
+    for s, value in at.items():
+        assert abs(value - smoothece.smece_sigma(f, y, 4 * s, metric="logit")) <= 3e-5
+    assert abs(at[0.1] - smoothece.smece_sigma(f, y, 0.1, metric="logit")) > 0.02  # σ itself: far off
+    assert abs(theirs - smoothece.smece_sigma(f, y, 4 * width, metric="logit")) <= 3e-5
+    ours = smoothece.smece(f, y, metric="logit")
+    assert ours - theirs > 0.02  # 0.1503 against relplot's 0.1235: different definitions of σ*

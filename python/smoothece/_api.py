@@ -41,7 +41,10 @@ def smece(
         Predictions are clamped into [1e-12, 1 − 1e-12] before the logit, so a
         prediction of exactly 0 or 1 sits at logit ∓27.63, where it only
         interacts with rows within a few σ of it (its residual still counts
-        in full).
+        in full). relplot's logit kernel (``config.use_logit_scaling``) is
+        another quantity: its σ is a quarter of this one (its smECEσ is this
+        smECE at 4σ) and its SmoothECE the fixpoint of σ ↦ smECE at 4σ, so
+        the two packages' logit values differ (docs/accuracy.md).
     clip : bool or float, default False
         False refuses predictions outside [0, 1]. True clamps those within
         0.01 of [0, 1] into it (float round-off, forecasters that issue
