@@ -310,7 +310,14 @@ def test_brier_smooth(shared):
         assert d.reliability == pytest.approx(np.average((f - g) ** 2, weights=ww), abs=1e-14)
         assert d.resolution == pytest.approx(np.average((g - base) ** 2, weights=ww), abs=1e-14)
         assert d.sigma == pytest.approx(diag.sigma) and d.method == "smooth" and d.n_bins is None
+        assert d.brier == pytest.approx(np.average((f - y) ** 2, weights=ww), abs=1e-14)
+        assert d.remainder == pytest.approx(2 * np.average((f - base) * (g - y), weights=ww), abs=1e-14)
         assert d.brier == pytest.approx(d.reliability - d.resolution + d.uncertainty + d.remainder, abs=1e-14)
+    # One prediction for every row: μ̂ is the base rate everywhere and the remainder vanishes.
+    y1 = np.r_[np.ones(30), np.zeros(70)]
+    one = M.brier_decomposition(np.full(100, 0.4), y1, smooth=True)
+    assert one.remainder == pytest.approx(0.0, abs=1e-15)
+    assert (one.brier, one.reliability, one.resolution) == pytest.approx((0.4**2 * 0.7 + 0.6**2 * 0.3, 0.01, 0.0))
     # Calibrated data: small smoothed reliability term.
     rng = np.random.default_rng(3)
     f = rng.uniform(size=20000)
