@@ -46,12 +46,13 @@ std::uint64_t bits_of(double x) {
     return b;
 }
 
-// The distinct positions of rows [first, last) with their sums, sorted, or
-// nullopt beyond max_atoms of them (positions and rows as `keys` says). Open addressing on the bits of the
-// position; for unit weights a block of one prediction (a base rate) is
-// counted at once, and other rows find their slot through a small cache of
-// recent predictions. The table holds indices into a dense list, so a small
-// range (one group's rows) zeroes 4 bytes a slot, not a whole atom.
+// The distinct positions of rows [first, last) (as `keys` tells them apart)
+// with their sums, sorted, or nullopt beyond max_atoms of them. Open
+// addressing on the bits of the position; for unit weights a block of one
+// prediction (a base rate) is counted at once, and other rows find their
+// slot through a small cache of recent predictions. The table holds indices
+// into a dense list, so a small range (one group's rows) zeroes 4 bytes a
+// slot, not a whole atom.
 std::optional<Atoms> atoms_of_range(const Inputs& in, std::int64_t first, std::int64_t last, const Mapping& mapping,
                                     int weight_exp, std::size_t max_atoms, AtomKeys keys) {
     const std::size_t most = std::min(max_atoms, static_cast<std::size_t>(last - first));
@@ -146,7 +147,7 @@ std::optional<Atoms> atoms_of_range(const Inputs& in, std::int64_t first, std::i
             clamped.resize(static_cast<std::size_t>(count));
             labels.resize(static_cast<std::size_t>(count));
             if (SMOOTHECE_KERNEL_CALL(check_block, f, y, count, lo, hi, clamped.data(), labels.data())) report_bad_rows(in);
-            if (sketch)  // a slot per kept position (Σw·f is the sketch's own: f·Σw at it)
+            if (sketch)  // one slot per position the sketch keeps (it sets Σw·f there itself)
                 for (double& c : clamped) c = sketch_rounded(c);
             // A row's slot through a direct-mapped cache of recent predictions
             // (a hash and one compare, taken nearly always): a discrete
