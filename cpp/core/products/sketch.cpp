@@ -284,7 +284,9 @@ void Sketch::update(const Inputs& in, std::int64_t threads) {
         }
     }
     if (!batch.atoms) batch.grid = summarise_rows(in, PassOptions{mapping_, Content::Full, resolution_, threads, true});
-    batch.traits = weight_traits_of(in.w);  // after the pass: the rows are valid
+    // After the pass (the rows are valid); once a weight had a fraction the
+    // sketch's traits stay so, and its batches need no look.
+    batch.traits = weight_traits().whole ? weight_traits_of(in.w) : WeightTraits{false, false};
     std::lock_guard<std::mutex> lock(mutex_);
     state_ = add(state_, batch);
 }
