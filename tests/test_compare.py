@@ -254,3 +254,17 @@ def test_a_sketchs_unit_table_is_bounded_and_its_level_depends_on_the_rows_alone
     for p in (parts[0], parts[4], parts[1], parts[2]):
         merged.merge(p)
     assert (merged.unit_cells, merged.units, merged.n) == (one.unit_cells, one.units, n)
+
+
+def test_counts_as_weights_ask_what_they_mean():
+    q, a, b, y = models(2000, seed=19)
+    counts = np.random.default_rng(2).integers(1, 5, size=y.size).astype(float)
+    with pytest.warns(smoothece.WeightKindWarning, match="frequency"):
+        smoothece.compare(a, b, y, weights=counts, n_boot=20, seed=1)
+    smoothece.compare(a, b, y, weights=counts, n_boot=20, seed=1, weight_kind="importance")  # no warning (errors)
+    sketch = smoothece.ComparisonSketch(2).update([a, b], y, counts)
+    with pytest.warns(smoothece.WeightKindWarning):
+        sketch.compare(n_boot=20, seed=1)
+    sketch.compare(n_boot=20, seed=1, weight_kind="frequency")
+    with pytest.raises(ValueError, match="weight_kind"):
+        smoothece.compare(a, b, y, weight_kind="counts")

@@ -20,7 +20,7 @@ import numpy as np
 
 from . import _core, _validate
 from ._errors import InputError, ResolutionWarning
-from ._summary import summarise
+from ._summary import counts_check, summarise
 from ._typing import ArrayLike
 from ._util import ToDict, frozen, quantiles, sigma_star
 from .sketch import DEFAULT_RESOLUTION, CalibrationSketch
@@ -162,7 +162,7 @@ def compare_models(
     n_boot: int = 1000,
     level: float = 0.95,
     seed: Optional[int] = None,
-    weight_kind: str = "importance",
+    weight_kind: Optional[str] = None,
     clip: Union[bool, float] = False,
     threads: Optional[int] = None,
 ) -> ModelComparison:
@@ -189,7 +189,8 @@ def compare_models(
     n_boot = _validate.count(n_boot, "n_boot", 1)
     level = _validate.level(level)
     seed = _validate.seed(seed)
-    kind = _validate.weight_kind(weight_kind)
+    if weight_kind is not None:
+        _validate.weight_kind(weight_kind)  # a bad kind is refused before the passes over the rows
     metric = _validate.metric(metric)
     t = _validate.threads(threads)
     lo, hi = _validate.clip_range(clip)
@@ -200,6 +201,7 @@ def compare_models(
         analysis = _for_model(name, summarise, f_arr, y_arr, w_arr, clip=clip, metric=metric, threads=threads)
         checked.append(f_arr)
         values.append(sigma_star(analysis, t))
+    kind = _validate.weight_kind(weight_kind, counts_check(w_arr))
     reps, unresolved, _, _ = _core.paired_bootstrap(checked, y_arr, w_arr, lo, hi, metric, values, n_boot, seed,
                                                     kind, t)
     return _model_comparison(names, values, reps, unresolved, level, seed, stacklevel=3)
@@ -231,7 +233,7 @@ def compare(
     n_boot: int = 1000,
     level: float = 0.95,
     seed: Optional[int] = None,
-    weight_kind: str = "importance",
+    weight_kind: Optional[str] = None,
     clip: Union[bool, float] = False,
     threads: Optional[int] = None,
 ) -> Comparison:
@@ -397,12 +399,12 @@ class ComparisonSketch:
         return int(self._sketch.memory_bytes)
 
     def compare(self, *, n_boot: int = 1000, level: float = 0.95, seed: Optional[int] = None,
-                weight_kind: str = "importance", threads: Optional[int] = None) -> ModelComparison:
+                weight_kind: Optional[str] = None, threads: Optional[int] = None) -> ModelComparison:
         """The models' SmoothECE and paired replicates, as :func:`compare_models` gives for the rows added."""
         n_boot = _validate.count(n_boot, "n_boot", 1)
         level = _validate.level(level)
         seed = _validate.seed(seed)
-        kind = _validate.weight_kind(weight_kind)
+        kind = _validate.weight_kind(weight_kind, lambda: bool(self._sketch.model(0).weights_look_like_counts))
         t = _validate.threads(threads)
         values = [sigma_star(self._sketch.model(i).analysis(), t) for i in range(len(self._names))]
         reps, unresolved, _, _ = self._sketch.replicates(values, n_boot, seed, kind, t)

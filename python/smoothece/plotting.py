@@ -722,7 +722,7 @@ def plot_comparison(
     level: float = 0.95,
     seed: Optional[int] = None,
     metric: str = "l1",
-    weight_kind: str = "importance",
+    weight_kind: Optional[str] = None,
     clip: Union[bool, float] = False,
     threads: Optional[int] = None,
     ticks: bool = True,

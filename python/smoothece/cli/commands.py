@@ -596,7 +596,7 @@ class Compared:
             try:
                 self.result = compare_models(dict(zip(self.names, rows.f)), rows.y, weights=rows.w,
                                              metric=args.metric, n_boot=args.n_boot, level=args.level, seed=seed,
-                                             clip=args.clip)
+                                             weight_kind=args.weight_kind, clip=args.clip)
             except InputError as err:  # the rows passed every check: only their weights can sum to zero
                 where = (f" (the {_rows(self.n)} where every --pred column has a value)" if self.skipped
                          else "")
