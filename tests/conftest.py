@@ -39,6 +39,18 @@ def synthetic(kind: str, n: int, seed: int = 0):
     return f.astype(np.float64), y.astype(np.float64)
 
 
+def interval_by_hand(value, replicates, level=0.95, nonnegative=True):
+    """The bootstrap interval reported beside ``value`` (docs/statistics.md), from the replicates
+    with numpy's own quantiles: the smallest interval symmetric about the value (on the squared
+    scale for a SmoothECE, never below 0) that holds the percentile interval."""
+    q_low, q_high = np.quantile(replicates, [(1 - level) / 2, (1 + level) / 2])
+    if not nonnegative:
+        d = max(q_high - value, value - q_low)
+        return value - d, value + d
+    d = max(q_high**2 - value**2, value**2 - q_low**2)
+    return np.sqrt(max(0.0, value**2 - d)), np.sqrt(value**2 + d)
+
+
 @pytest.fixture(autouse=True)
 def close_figures():
     """Figures a test made with pyplot are closed after it (pyplot is not imported for the others)."""

@@ -5,6 +5,7 @@ import zlib
 
 import numpy as np
 import pytest
+from conftest import interval_by_hand
 
 import smoothece
 from smoothece import _core
@@ -40,6 +41,31 @@ def test_every_group_equals_the_ungrouped_call_bit_for_bit(data):
             b = smoothece.bootstrap_smece(f[rows], y[rows], weights=w[rows], n_boot=100, seed=9 + i, threads=1)
             t = smoothece.calibration_test(f[rows], y[rows], weights=w[rows], n_sim=100, seed=9 + i, threads=1)
             assert (r.low[i], r.high[i], r.p_value[i]) == (b.low, b.high, t.p_value)
+
+
+def test_group_intervals_hold_their_value_where_the_percentile_interval_did_not():
+    # Calibrated groups: σ* sits at its noise floor and the replicates above it. The core's rule
+    # (cpp/core/resampling/band.cpp) gives, on a group's replicates, the interval of Python's rule
+    # (bootstrap_smece with seed + i draws the same ones) and of the hand computation.
+    rng = np.random.default_rng(0)
+    f = rng.uniform(size=20_000)
+    y = rng.uniform(size=f.size) < f
+    g = rng.integers(0, 4, f.size)
+    r = smece_by_group(f, y, g, n_boot=200, seed=5)
+    excluded = 0
+    for i, k in enumerate(r.keys):
+        rows = g == k
+        b = smoothece.bootstrap_smece(f[rows], y[rows], n_boot=200, seed=5 + i, threads=1)
+        excluded += np.quantile(b.replicates, 0.025) > r.smece[i]
+        assert (r.low[i], r.high[i]) == (b.low, b.high)
+        np.testing.assert_allclose((r.low[i], r.high[i]), interval_by_hand(b.value, b.replicates), rtol=0, atol=1e-15)
+        assert r.low[i] == 0.0 <= r.smece[i] <= r.high[i]
+    assert excluded >= 2  # groups whose percentile interval lay above their σ*
+    stream = GroupedSketch()
+    stream.update(f, y, g)
+    s = stream.smece_by_group(n_boot=200, seed=5)
+    assert np.all(s.low == 0.0) and np.all(s.smece <= s.high)
+    np.testing.assert_allclose(s.high, r.high, rtol=0, atol=1e-10)  # the same rows, predictions rounded to 2^-40
 
 
 def test_the_test_finds_the_miscalibrated_groups(data):

@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "answers/analysis.hpp"
@@ -109,6 +110,27 @@ TEST(bootstrap_threads) {
     double mean = 0.0;
     for (double s : b.one.sigma_star) mean += s / 64.0;
     check(std::fabs(mean - b.star) < 0.5 * b.star, "bootstrap replicates near sigma*");
+}
+
+// The interval rule on hand cases: replicates 1..5 (unsorted, a NaN left out) at level 0.5 have
+// percentile ends q₋ = 2, q₊ = 4 ((5 − 1)·0.25 = 1 and (5 − 1)·0.75 = 3: exact order statistics).
+TEST(bootstrap_interval_rule) {
+    const double nan = std::nan("");
+    const std::vector<double> reps{5.0, 1.0, nan, 3.0, 2.0, 4.0};
+    auto is = [](std::pair<double, double> got, double low, double high) {
+        return std::fabs(got.first - low) <= 1e-15 && std::fabs(got.second - high) <= 1e-15;
+    };
+    check(is(bootstrap_interval(3.0, reps, 0.5, false), 2.0, 4.0), "interval: symmetric percentile ends as they are");
+    check(is(bootstrap_interval(2.5, reps, 0.5, false), 1.0, 4.0), "interval: 2.5 ± max(4 − 2.5, 2.5 − 2)");
+    check(is(bootstrap_interval(3.0, reps, 0.5, true), std::sqrt(2.0), 4.0), "interval: squared scale, 9 ± max(16 − 9, 9 − 4)");
+    check(is(bootstrap_interval(1.0, reps, 0.5, true), 0.0, 4.0), "interval: a value below q- reaches 0 (1 − 15 < 0)");
+    check(is(bootstrap_interval(5.0, reps, 0.5, true), 2.0, std::sqrt(46.0)), "interval: a value above q+, 25 ± (25 − 4)");
+    const std::vector<double> signed_reps{-3.0, -2.0, -1.0, 0.0, 1.0};
+    check(is(bootstrap_interval(-1.0, signed_reps, 0.5, false), -2.0, 0.0), "interval: signed values are not clipped");
+    const auto none = bootstrap_interval(1.0, {nan, nan}, 0.5, true);
+    const auto no_value = bootstrap_interval(nan, reps, 0.5, true);
+    check(std::isnan(none.first) && std::isnan(none.second) && std::isnan(no_value.first) && std::isnan(no_value.second),
+          "interval: NaN without a valid replicate or value");
 }
 
 // The band of the curves: at each mesh point, the order statistics of its replicates (sorted here).

@@ -14,7 +14,7 @@ import numpy as np
 from . import _validate
 from ._summary import counts_check, summarise
 from ._typing import ArrayLike
-from ._util import MESH_INTERVALS, ToDict, frozen, interval
+from ._util import MESH_INTERVALS, ToDict, bootstrap_interval, frozen
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -50,7 +50,7 @@ class ReliabilityDiagram(ToDict):
     upper: Optional[np.ndarray]
     smece: float  #: SmoothECE σ* (or smECEσ at a fixed ``sigma``)
     sigma: float  #: bandwidth of the curves (in logit units for metric="logit")
-    smece_low: float  #: bootstrap interval of ``smece`` (NaN when n_boot = 0)
+    smece_low: float  #: bootstrap interval of ``smece``, as :func:`smoothece.bootstrap_smece`'s (NaN when n_boot = 0)
     smece_high: float
     smece_tilde: float  #: ∫ |μ̂(t) − t| δ̂(t) dt, the diagram's own integral (within 0.8σ of smece)
     level: float
@@ -112,7 +112,8 @@ def reliability_diagram(
         see :func:`smoothece.bootstrap_smece` for how they are drawn. Their
         cost grows with neither n nor 1/σ*.
     level : float, default 0.95
-        Coverage of the pointwise band and of the interval (percentile method).
+        Coverage of the pointwise band (percentile) and of the interval of
+        ``smece`` (the rule of :func:`smoothece.bootstrap_smece`).
     seed : int, optional
         Seed of all randomness (64 bits); the same seed gives the same numbers
         on any thread count and platform. None draws one, recorded in the result.
@@ -156,7 +157,7 @@ def make_diagram(analysis, *, metric, sigma, n_boot, level, seed, consistency, n
     if n_boot:
         star, at_band, lower, upper, _ = analysis.replicates(_BOOTSTRAP, n_boot, seed, drawn_at, MESH_INTERVALS,
                                                              kind, sigma is not None, t, level)
-        lo, hi = interval(star if sigma is None else at_band, level)
+        lo, hi = bootstrap_interval(value, star if sigma is None else at_band, level, nonnegative=True)
     if consistency:
         _, _, c_lower, c_upper, _ = analysis.replicates(_CONSISTENCY, n_sim, seed, drawn_at, MESH_INTERVALS, kind,
                                                         False, t, level)

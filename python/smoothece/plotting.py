@@ -261,8 +261,8 @@ def _legend_size(labels, size, ncols: int = 1, frame: bool = True):
 def _smece_text(diagram, digits: int = 3) -> str:
     """``smECE = v ± w`` when the bootstrap interval is [v − w, v + w] to the digits shown,
     else ``smECE = v`` and ``95% CI lo–hi`` below it (two short lines fit narrow Axes).
-    The interval of a calibrated model's SmoothECE lies above the estimate (replicates
-    add noise), where ``± w`` would misstate it."""
+    The interval is symmetric on the squared scale, so it is skewed about ``v`` where ``v`` is
+    small next to its noise (from 0 for a calibrated model), where ``± w`` would misstate it."""
     v, lo, hi = diagram.smece, diagram.smece_low, diagram.smece_high
     text = f"smECE = {v:.{digits}f}"
     if diagram.n_boot == 0 or not (np.isfinite(lo) and np.isfinite(hi)):
@@ -418,9 +418,8 @@ def plot_diagram(
         in a smaller font where the Axes are too small for the usual one;
         a later model on the same Axes below the earlier): ``smECE = v ± w`` when
         the bootstrap interval is symmetric about ``v`` to the digits shown,
-        else ``smECE = v`` with ``95% CI lo–hi`` on a second line (the
-        interval of a well calibrated model lies above ``v``); ``smECE = v``
-        without bootstrap.
+        else ``smECE = v`` with ``95% CI lo–hi`` on a second line (that of a
+        well calibrated model runs from 0); ``smECE = v`` without bootstrap.
     density_panel : bool, default False
         Add a panel under the diagram with the prediction densities of the
         rows with y = 1 and y = 0; it takes over the x axis label. Its legend

@@ -16,19 +16,19 @@ import numpy as np
 from . import _core, _validate
 from ._summary import counts_check, summarise
 from ._typing import ArrayLike
-from ._util import MESH_INTERVALS, ToDict, append_doc, frozen, interval, quantiles, sigma_star
+from ._util import MESH_INTERVALS, ToDict, append_doc, bootstrap_interval, frozen, quantiles, sigma_star
 
 __all__ = ["BootstrapResult", "CalibrationTest", "bootstrap_smece", "calibration_test"]
 
 
 @dataclass(frozen=True, repr=False)
 class BootstrapResult(ToDict):
-    """The SmoothECE with a bootstrap percentile interval."""
+    """The SmoothECE with a bootstrap interval for the population value (see :func:`bootstrap_smece`)."""
 
     value: float  #: SmoothECE σ* (or smECEσ at a fixed ``sigma``)
     sigma: float  #: bandwidth: σ*, or the fixed σ
-    low: float  #: lower end of the ``level`` interval
-    high: float  #: upper end
+    low: float  #: lower end of the ``level`` interval (0 when the value is within the noise floor)
+    high: float  #: upper end; ``low <= value <= high`` always
     level: float
     n_boot: int
     seed: int  #: the seed used (pass it back to reproduce the numbers)
@@ -107,12 +107,32 @@ def bootstrap_smece(
     clip: Union[bool, float] = False,
     threads: Optional[int] = None,
 ) -> BootstrapResult:
-    """The SmoothECE with a bootstrap percentile interval.
+    """The SmoothECE with a bootstrap interval for the population SmoothECE.
 
-    The interval describes how much the estimate moves under resampling, not
-    an interval for the population value (for calibrated data the estimate
-    sits at its noise floor: use :func:`calibration_test` to ask whether a
-    model is calibrated).
+    ``value`` is the SmoothECE of the rows (:func:`smoothece.smece`'s, to
+    rounding). The interval comes from ``n_boot`` replicates of it: the
+    smallest interval symmetric about ``value`` on the squared scale that
+    holds the replicates' equal-tailed ``level`` percentile interval
+    [q₋, q₊], which is usually [√max(0, 2·value² − q₊²), q₊]. It always
+    holds ``value``. Noise adds to the SmoothECE, so the estimate is biased
+    upward and its replicates are biased upward again: the percentile
+    interval alone sits above the population SmoothECE (even wholly above
+    ``value``) where the population value is small next to the noise or the
+    sample is small. Reflecting q₊ about ``value`` on the squared scale
+    (noise adds roughly in quadrature) removes that bias. bench/coverage.py
+    measures the 95% interval covering the population SmoothECE in at least
+    93% of data sets of n ≥ 500 rows on reliability curves of one sign,
+    crossing the diagonal and winding around it, with and without
+    lognormal weights (docs/statistics.md). Far above the noise floor the
+    interval is about the percentile one; near it, wider and conservative.
+    Every interval of a SmoothECE in the library (diagrams, sketches,
+    groups, fixed ``sigma``) follows this rule.
+
+    For a calibrated model the population SmoothECE is 0 and the estimate
+    sits at its noise floor: ``low`` is then 0 (nearly always; in 89–100%
+    of the calibrated data sets measured), and the interval reads as an
+    upper bound on the miscalibration. Whether the model is calibrated is
+    the question of :func:`calibration_test`, not of this interval.
 
     Parameters
     ----------
@@ -121,7 +141,8 @@ def bootstrap_smece(
     n_boot : int, default 1000
         Replicates.
     level : float, default 0.95
-        Coverage of the percentile interval.
+        Nominal coverage of the interval (its percentiles are the
+        replicates' (1 − level)/2 and (1 + level)/2 quantiles).
     seed : int, optional
         Seed (64 bits); None draws one, recorded in the result.
     sigma : float, optional
@@ -169,7 +190,7 @@ def make_bootstrap(analysis, *, n_boot, level, seed, sigma, weight_kind, threads
     star, at_band, _, _, _ = analysis.replicates("bootstrap", n_boot, seed, bandwidth, 0, kind, sigma is not None, t,
                                                  0.0)
     reps = star if sigma is None else at_band
-    lo, hi = interval(reps, level)
+    lo, hi = bootstrap_interval(value, reps, level, nonnegative=True)
     return BootstrapResult(value=float(value), sigma=float(bandwidth), low=lo, high=hi, level=level, n_boot=n_boot,
                            seed=seed, replicates=frozen(reps))
 
@@ -193,7 +214,7 @@ def _bootstrap_rows(f, y, weights, metric, n_boot, level, seed, sigma, clip, thr
     rows = np.arange(f.shape[0]) if w is None else np.flatnonzero(w > 0)
     rng = np.random.default_rng(seed)
     reps = np.array([score(rows[rng.integers(0, rows.size, size=rows.size)]) for _ in range(n_boot)])
-    lo, hi = interval(reps, level)
+    lo, hi = bootstrap_interval(value, reps, level, nonnegative=True)
     return BootstrapResult(value=float(value), sigma=float(value if sigma is None else sigma), low=lo, high=hi,
                            level=level, n_boot=n_boot, seed=seed, replicates=frozen(reps))
 

@@ -1,5 +1,6 @@
 // Quantiles of replicates: the linear-interpolation quantile of sorted
-// values, and the pointwise band of the replicates' curves.
+// values, the bootstrap interval of a statistic, and the pointwise band of
+// the replicates' curves.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -110,6 +111,25 @@ void band_at(const double* values, std::int64_t count, double q_low, double q_hi
 double quantile_sorted(const std::vector<double>& sorted, double q) {
     if (sorted.empty()) return kNaN;
     return quantile_of_sorted(sorted.size(), q, [&](std::size_t i) { return sorted[i]; });
+}
+
+std::pair<double, double> bootstrap_interval(double value, std::vector<double> replicates, double level,
+                                             bool nonnegative) {
+    replicates.erase(std::remove_if(replicates.begin(), replicates.end(), [](double r) { return r != r; }),
+                     replicates.end());
+    std::sort(replicates.begin(), replicates.end());
+    const double alpha = 1.0 - level;
+    const double q_low = quantile_sorted(replicates, alpha / 2.0);
+    const double q_high = quantile_sorted(replicates, 1.0 - alpha / 2.0);
+    if (!(std::isfinite(value) && std::isfinite(q_low) && std::isfinite(q_high))) return {kNaN, kNaN};
+    if (!nonnegative) {
+        const double d = std::max(q_high - value, value - q_low);
+        return {value - d, value + d};
+    }
+    // The same operations, in the same order, as the Python rule (no FMA: -ffp-contract=off).
+    const double v2 = value * value;
+    const double d = std::max(q_high * q_high - v2, v2 - q_low * q_low);
+    return {std::sqrt(std::max(0.0, v2 - d)), std::sqrt(v2 + d)};
 }
 
 void pointwise_band(const std::vector<double>& values, std::int64_t count, double level, std::int64_t threads,

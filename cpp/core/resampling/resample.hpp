@@ -27,6 +27,7 @@
 #pragma once
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "summary/atoms.hpp"
@@ -71,6 +72,18 @@ struct Replicates {
 
 // The linear-interpolation quantile (numpy's default) of sorted values.
 double quantile_sorted(const std::vector<double>& sorted, double q);
+
+// The `level` bootstrap interval {low, high} of a statistic estimated as
+// `value`, from its replicates (NaN ones left out): the smallest interval
+// symmetric about `value` that holds the replicates' equal-tailed percentile
+// interval [q₋, q₊], value ± max(q₊ − value, value − q₋); with `nonnegative`
+// (a SmoothECE, which noise inflates) symmetric on the squared scale and never
+// below 0: √max(0, value² − d), √(value² + d), d = max(q₊² − value², value² − q₋²).
+// It always holds `value`; {NaN, NaN} without a valid replicate. The rule of
+// python/smoothece/_util.py bootstrap_interval (where the reasons are), to
+// the bit: bootstrap_smece and the group answers report the same interval.
+std::pair<double, double> bootstrap_interval(double value, std::vector<double> replicates, double level,
+                                             bool nonnegative);
 
 // The equal-tailed pointwise band of curves (values: points × count, a
 // point's curves side by side) at `level`: at each point the (1 − level)/2

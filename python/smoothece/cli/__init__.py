@@ -174,7 +174,7 @@ def build_parser() -> argparse.ArgumentParser:
             "model's numbers those of its column alone. The file is read once, streamed in chunks into "
             "sketches (in either metric), so files larger than memory work.", 79),
         epilog="examples:\n  smoothece score preds.csv --pred prob --label outcome --ci --seed 0\n"
-               "  smECE = 0.0674 (95% CI 0.0488-0.0878), n = 731, preds.csv\n"
+               "  smECE = 0.0674 (95% CI 0.0372-0.0878), n = 731, preds.csv\n"
                "  smoothece score preds.csv --pred prob --label outcome --by region --ci --test\n"
                "  smoothece score preds.csv --pred old --pred new --label outcome --by region --csv\n\n"
                + _EPILOG_EXIT,
