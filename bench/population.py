@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """Population SmoothECE of a model by quadrature, independent of smoothece.
 
-Model: f has density p on [0, 1], E[y | f = x] = μ(x). With g(x) = (μ(x) − x) p(x)
+Model: f has density p on [0, 1] (Beta(2, 2), or uniform for `wiggle`), E[y | f = x] = μ(x). With g(x) = (μ(x) − x) p(x)
 and the reflected Gaussian kernel K̃σ of the README,
 
     r(t)   = ∫₀¹ K̃σ(t, x) g(x) dx,        smECEσ = ∫₀¹ |r(t)| dt,
@@ -39,6 +39,10 @@ def beta22(x):
     return 6.0 * x * (1.0 - x)
 
 
+def uniform(x):
+    return np.ones_like(np.asarray(x, dtype=float))
+
+
 def power(a):
     """μ(x) = x^a."""
     return lambda x: np.power(x, a)
@@ -50,6 +54,11 @@ def logit_slope(c):
         a, b = np.power(x, c), np.power(1.0 - x, c)
         return a / (a + b)
     return mu
+
+
+def wiggle(amplitude):
+    """μ(x) = x + amplitude · sin(2πx): the reliability curve winds around the diagonal (crossing it at 1/2)."""
+    return lambda x: x + amplitude * np.sin(2.0 * np.pi * x)
 
 
 def _images(sigma):
@@ -134,7 +143,16 @@ MODELS = {
     "crossing": ("f ~ Beta(2,2), E[y|f] = expit(0.6·logit f) (over-confident, residual changes sign at 1/2)",
                  logit_slope(0.6)),
     "calibrated": ("f ~ Beta(2,2), E[y|f] = f", power(1.0)),
+    "wiggle": ("f ~ U(0,1), E[y|f] = f + 0.05·sin(2πf) (the residual changes sign at 1/2)", wiggle(0.05)),
 }
+
+#: Models whose predictions are uniform on [0, 1]; the others' are Beta(2, 2).
+UNIFORM = ("wiggle",)
+
+
+def density(model):
+    """The density of a model's predictions."""
+    return uniform if model in UNIFORM else beta22
 
 
 QUICK_GRID = {"nt": 501, "nx": 100}
@@ -147,8 +165,18 @@ def population_smece(model, quick=False):
     if model == "calibrated":
         return 0.0  # g ≡ 0: r ≡ 0 for every σ
     if quick:
-        return fixpoint(lambda s: smece_sigma_grid(mu, beta22, s, **QUICK_GRID), xtol=1e-10)
-    return fixpoint(lambda s: smece_sigma_quad(mu, beta22, s)[0])
+        return fixpoint(lambda s: smece_sigma_grid(mu, density(model), s, **QUICK_GRID), xtol=1e-10)
+    return fixpoint(lambda s: smece_sigma_quad(mu, density(model), s)[0])
+
+
+def population_smece_sigma(model, sigma, quick=False):
+    """Population smECEσ of a model of MODELS at a fixed σ, by quadrature (the grid evaluation with ``quick``)."""
+    _, mu = MODELS[model]
+    if model == "calibrated":
+        return 0.0
+    if quick:
+        return smece_sigma_grid(mu, density(model), sigma, **QUICK_GRID)
+    return smece_sigma_quad(mu, density(model), sigma)[0]
 
 
 def main(argv=None):
@@ -165,13 +193,13 @@ def main(argv=None):
              f"power1.5 in closed form (residual of one sign, σ* = |E[μ(f) − f]|): 1/2 − 6/(4.5·3.5) = {closed:.12f}.",
              "", "| model | what | σ* | method | smECE at σ* − σ* | sign changes of r |", "|---|---|---|---|---|---|"]
     checks, rows = [], []
-    for name in ("power1.5", "crossing"):
+    for name in ("power1.5", "crossing", "wiggle"):
         what, mu = MODELS[name]
         s_q = population_smece(name, quick=args.quick)
         if args.quick:
             method, resid, roots = "grid {nt} t × {nx} x (quick)".format(**QUICK_GRID), None, None
         else:
-            s_at, roots = smece_sigma_quad(mu, beta22, s_q)
+            s_at, roots = smece_sigma_quad(mu, density(name), s_q)
             method, resid, roots = "quadrature", s_at - s_q, np.round(roots, 12).tolist()
         rows.append({"model": name, "what": what, "sigma_star": s_q, "method": method,
                      "smece_at_minus_sigma": resid, "sign_changes": roots})
@@ -179,7 +207,7 @@ def main(argv=None):
                      f"{'–' if resid is None else f'{resid:.1e}'} | {'–' if roots is None else roots} |")
         print(f"{name}: σ* = {s_q:.12f} ({method})", flush=True)
         for nt, nx in (() if args.quick else ((4001, 500), (16001, 2000))):
-            d = smece_sigma_grid(mu, beta22, s_q, nt=nt, nx=nx) - s_q
+            d = smece_sigma_grid(mu, density(name), s_q, nt=nt, nx=nx) - s_q
             checks.append({"model": name, "nt": nt, "nx": nx, "grid_minus_sigma": d})
             print(f"  grid ({nt} t × {nx} x): smECE(σq) − σq = {d:.1e}", flush=True)
     if checks:

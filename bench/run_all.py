@@ -28,7 +28,7 @@ import _record
 # script -> (what it measures, the output files besides <script>.md and <script>.json)
 SCRIPTS = {
     "population": ("population SmoothECE of the study models, by quadrature (no smoothece)", ()),
-    "coverage": ("coverage of bootstrap_smece's 95% interval, weighted and unweighted", ()),
+    "coverage": ("coverage of bootstrap_smece's 95% interval (and others), weighted and unweighted", ()),
     "size": ("size and power of calibration_test", ()),
     "compare": ("coverage and size of compare's paired bootstrap of a difference", ()),
     "weight_kind": ("counts as importance or frequency weights: the test's size, the interval's width", ()),
