@@ -12,7 +12,7 @@ quadrature (bench/population.py, independent of smoothece). Models:
   on both sides; the reliability curve crosses the diagonal at 1/2 and
   σ* = 0.0616158;
 - `wiggle`: f ~ U(0, 1), E[y | f] = f + 0.05·sin(2πf), winding around the
-  diagonal; σ* = 0.0315223, near the estimate's noise floor at n = 500–2000
+  diagonal; σ* = 0.0315219, near the estimate's noise floor at n = 500–2000
   (about 0.3·n^(−1/3): 0.038 and 0.024), where noise inflates the estimate most;
 - `calibrated`: f ~ Beta(2, 2), E[y | f] = f; the population SmoothECE is 0,
   so an interval covers it exactly when its lower end is 0.
