@@ -120,8 +120,8 @@ def bootstrap_smece(
     ``value``) where the population value is small next to the noise or the
     sample is small. Reflecting q₊ about ``value`` on the squared scale
     (noise adds roughly in quadrature) removes that bias. bench/coverage.py
-    measures the 95% interval covering the population SmoothECE in at least
-    93% of data sets of n ≥ 500 rows on reliability curves of one sign,
+    measures the 95% interval covering the population SmoothECE in 96–100%
+    of data sets of n ≥ 500 rows on reliability curves of one sign,
     crossing the diagonal and winding around it, with and without
     lognormal weights (docs/statistics.md). Far above the noise floor the
     interval is about the percentile one; near it, wider and conservative.
@@ -129,9 +129,9 @@ def bootstrap_smece(
     groups, fixed ``sigma``) follows this rule.
 
     For a calibrated model the population SmoothECE is 0 and the estimate
-    sits at its noise floor: ``low`` is then 0 (nearly always; in 89–100%
-    of the calibrated data sets measured), and the interval reads as an
-    upper bound on the miscalibration. Whether the model is calibrated is
+    sits at its noise floor: ``low`` is then 0 (in 88–99% of the calibrated
+    data sets of bench/coverage.py), and the interval reads as an upper
+    bound on the miscalibration. Whether the model is calibrated is
     the question of :func:`calibration_test`, not of this interval.
 
     Parameters
