@@ -26,7 +26,7 @@ a model and n draws from SeedSequence([2024, model, s])).
 
 From each data set's replicates the script also computes, with numpy and
 independently of smoothece: the equal-tailed percentile interval [q₋, q₊]
-(what bootstrap_smece reported before), the basic interval
+of the replicates themselves, the basic interval
 [2θ̂ − q₊, 2θ̂ − q₋], the bias-corrected percentile interval (BC:
 percentiles Φ(2z₀ ± 1.96), z₀ = Φ⁻¹(share of replicates below θ̂)), the
 smallest interval symmetric about θ̂ holding [q₋, q₊] (θ̂ ± max(q₊ − θ̂,
@@ -67,7 +67,7 @@ WEIGHTINGS = {
     "zero75": "75% exactly 0, the rest lognormal(0, 1)",
 }
 INTERVALS = ("percentile", "basic", "bc", "symmetric", "squared")
-INTERVAL_NAMES = {"percentile": "percentile (reported before)", "basic": "basic", "bc": "BC",
+INTERVAL_NAMES = {"percentile": "percentile", "basic": "basic", "bc": "BC",
                   "symmetric": "symmetric about θ̂", "squared": "symmetric on the squared scale (reported)"}
 
 
