@@ -22,7 +22,7 @@ from . import _core, _validate
 from ._errors import InputError, ResolutionWarning
 from ._summary import counts_check, summarise
 from ._typing import ArrayLike
-from ._util import ToDict, frozen, quantiles, sigma_star
+from ._util import ToDict, bootstrap_interval, frozen, quantiles, sigma_star
 from .sketch import DEFAULT_RESOLUTION, CalibrationSketch
 
 __all__ = ["Comparison", "ComparisonSketch", "ModelComparison", "compare", "compare_models"]
@@ -59,7 +59,7 @@ class ModelComparison(ToDict):
 
     names: tuple  #: the models' names, in the order given
     smece: np.ndarray  #: each model's SmoothECE on the rows (exact)
-    low: np.ndarray  #: each model's interval (the bootstrap interval of bootstrap_smece)
+    low: np.ndarray  #: each model's interval (by bootstrap_smece's rule, from the paired replicates)
     high: np.ndarray
     level: float
     n_boot: int
@@ -214,10 +214,9 @@ def _model_comparison(names, values, reps, unresolved: int, level: float, seed: 
                       "uses and are reported at its bound: the intervals are approximate", ResolutionWarning,
                       stacklevel=stacklevel)
     smece = np.array(values, dtype=np.float64)
-    alpha = 1.0 - level
-    q_lo, q_hi = quantiles(reps, [alpha / 2, 1 - alpha / 2])
-    low = np.minimum(np.maximum(0.0, 2 * smece - q_hi), smece)
-    high = np.maximum(2 * smece - q_lo, smece)
+    # each model's interval: bootstrap_smece's rule, from its column of the paired replicates
+    low, high = np.array([bootstrap_interval(v, reps[:, k], level, nonnegative=True)
+                          for k, v in enumerate(smece)]).T
     return ModelComparison(names=tuple(names), smece=frozen(smece), low=frozen(low), high=frozen(high), level=level,
                            n_boot=int(reps.shape[0]), seed=seed, replicates=frozen(reps))
 
