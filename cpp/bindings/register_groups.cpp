@@ -81,6 +81,8 @@ void register_groups(py::module_& m) {
         py::arg("groups"), py::arg("metric"), py::arg("n_boot"), py::arg("n_sim"), py::arg("level"), py::arg("seed"),
         py::arg("weight_kind"), py::arg("threads"));
 
+    // Numerical work releases the GIL: a GroupedSketch guards its own state
+    // with a lock (the Python layer's key table has a lock of its own).
     py::class_<GroupedSketch>(m, "GroupedSketch")
         .def(py::init([](const std::string& metric, std::int64_t resolution) {
                  return GroupedSketch(as_metric(metric), resolution);
@@ -102,8 +104,9 @@ void register_groups(py::module_& m) {
         .def_property_readonly("resolution", &GroupedSketch::resolution)
         .def_property_readonly("weights_look_like_counts",
                                [](const GroupedSketch& s) { return s.weight_traits().counts(); })
-        .def("sketch", [](const GroupedSketch& s, std::int64_t g) { return Sketch(s.sketch(g)); })
-        .def("set", &GroupedSketch::set)
+        .def_property_readonly("rows", &GroupedSketch::rows)
+        .def("sketch", [](const GroupedSketch& s, std::int64_t g) { return without_gil([&] { return s.sketch(g); }); })
+        .def("set", [](GroupedSketch& s, std::int64_t g, const Sketch& sketch) { without_gil([&] { s.set(g, sketch); }); })
         .def("total", [](const GroupedSketch& s) { return without_gil([&] { return s.total(); }); })
         .def("answer",
              [](const GroupedSketch& s, const std::vector<std::int64_t>& order, std::int64_t n_boot, std::int64_t n_sim,

@@ -6,10 +6,12 @@
 #include <random>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "core_rows.hpp"
 #include "products/grouped_rows.hpp"
+#include "products/groups.hpp"
 #include "products/sketch.hpp"
 #include "runtime/errors.hpp"
 
@@ -59,6 +61,57 @@ TEST(gather_groups_order) {
             check(static_cast<std::int64_t>(k) == got.size(), "gather_groups: group " + std::to_string(g) + "'s size");
         }
     }
+}
+
+// One GroupedSketch updated from four threads at once, each batch with
+// groups new to the set, while a fifth reads it: it holds every row, each
+// group's sketch equals the one the rows of that group make on one thread,
+// and what the reader saw was the set between whole batches.
+TEST(grouped_sketch_shared_by_threads) {
+    const Rows& data = shared_rows();
+    constexpr int kThreads = 4, kBatches = 8;
+    constexpr std::int64_t kRows = 2000, kKeys = 3;
+    GroupedSketch set(Metric::L1, 1024);
+    // Batch (t, b): rows from (t·kBatches + b)·kRows on; row i's group (i mod kKeys) + kKeys·(t·kBatches + b).
+    auto codes_of = [&](int t, int b) {
+        std::vector<std::int64_t> codes(static_cast<std::size_t>(kRows));
+        for (std::int64_t i = 0; i < kRows; ++i) codes[static_cast<std::size_t>(i)] = i % kKeys + kKeys * (t * kBatches + b);
+        return codes;
+    };
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kThreads; ++t) {
+        threads.emplace_back([&, t] {
+            for (int b = 0; b < kBatches; ++b) {
+                const std::int64_t begin = (t * kBatches + b) * kRows;
+                const std::vector<std::int64_t> codes = codes_of(t, b);
+                set.update(data.inputs(begin, begin + kRows), codes.data(), 2);
+            }
+        });
+    }
+    bool whole = true;
+    std::thread reader([&] {
+        for (int k = 0; k < 50; ++k) whole = whole && set.total().rows() % kRows == 0;
+    });
+    for (auto& t : threads) t.join();
+    reader.join();
+    check(whole, "grouped sketch: its total read between whole batches");
+    check(set.rows() == static_cast<std::uint64_t>(kThreads * kBatches * kRows), "grouped sketch: every row");
+    bool equal = set.groups() == kThreads * kBatches * kKeys;
+    for (int t = 0; t < kThreads && equal; ++t) {
+        for (int b = 0; b < kBatches && equal; ++b) {
+            const std::vector<std::int64_t> codes = codes_of(t, b);
+            const std::int64_t begin = (t * kBatches + b) * kRows;
+            const std::int64_t groups = kKeys * (t * kBatches + b + 1);
+            const GroupedRows grouped = gather_groups(data.inputs(begin, begin + kRows), codes.data(), groups, 1);
+            for (std::int64_t g = groups - kKeys; g < groups; ++g) {
+                GroupBuffer buffer;
+                Sketch alone(Metric::L1, 1024);
+                alone.update(grouped.rows_of(g, buffer), 1);
+                equal = equal && set.sketch(g).to_bytes() == alone.to_bytes();
+            }
+        }
+    }
+    check(equal, "grouped sketch: each group as its rows make it on one thread");
 }
 
 // A sketch built in two batches and merged equals the arrays, and round-trips its bytes.

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import datetime
 import struct
+import threading
 import warnings
 import zlib
 from dataclasses import dataclass
@@ -947,9 +948,16 @@ class GroupedSketch:
     pandas). :meth:`smece_by_group` answers in key order (sorted by value:
     a categorical's categories are not kept across batches). Parameters as in
     :class:`~smoothece.CalibrationSketch`.
+
+    Thread safety as a :class:`~smoothece.CalibrationSketch`'s: a lock guards
+    the set (its keys and its sketches), so calls from several threads never
+    corrupt it and each sees the set between whole updates; updates from
+    several threads serialize on it (the keys' pass and the rows' checks run
+    outside). For parallel ingestion give each thread its own set and
+    ``merge`` them.
     """
 
-    __slots__ = ("_core", "_keys", "_codes", "_metric")
+    __slots__ = ("_core", "_keys", "_codes", "_metric", "_lock")
 
     def __init__(self, resolution: int = DEFAULT_RESOLUTION, metric: str = "l1"):
         if isinstance(resolution, bool) or not isinstance(resolution, int):
@@ -958,6 +966,10 @@ class GroupedSketch:
         self._core = _core.GroupedSketch(self._metric, resolution)
         self._keys: list = []
         self._codes: dict = {}
+        # Held from numbering a batch's new keys to the core's update (which
+        # forgets them again if it fails), and while anything reads the keys
+        # with the core: the key table and the core's groups stay one state.
+        self._lock = threading.Lock()
 
     def _code_of(self, key, one_kind: bool = True) -> int:
         code = self._codes.get(key)
@@ -972,51 +984,58 @@ class GroupedSketch:
 
     def _add_keyed(self, keys, add) -> None:
         """Calls add(codes of `keys`), the keys new to this set numbered next; if
-        anything fails, the new keys are forgotten again (the core added nothing)."""
-        known = len(self._keys)
-        try:
-            add(np.array([self._code_of(k) for k in keys], dtype=np.int64))
-        except BaseException:
-            for k in self._keys[known:]:
-                del self._codes[k]
-            del self._keys[known:]
-            raise
+        anything fails, the new keys are forgotten again (the core added nothing).
+        Takes the set's lock."""
+        with self._lock:
+            known = len(self._keys)
+            try:
+                add(np.array([self._code_of(k) for k in keys], dtype=np.int64))
+            except BaseException:
+                for k in self._keys[known:]:
+                    del self._codes[k]
+                del self._keys[known:]
+                raise
 
     def update(self, f: ArrayLike, y: ArrayLike, groups: ArrayLike, weights: Optional[ArrayLike] = None, *,
                clip: Union[bool, float] = False, threads: Optional[int] = None) -> "GroupedSketch":
         """Adds a batch of rows with their group keys; a bad row (or key) adds nothing."""
         f_arr, y_arr, w_arr = _validate.rows(f, y, weights, allow_empty=True)
         lo, hi = _validate.clip_range(clip)
+        threads = _validate.threads(threads)
         if f_arr.shape[0] == 0:
             return self
-        codes, keys, _ = factorize_keys(groups, f_arr.shape[0], threads=_validate.threads(threads))
+        codes, keys, _ = factorize_keys(groups, f_arr.shape[0], threads=threads)
         plain = [_plain(k) for k in keys]
         self._add_keyed(plain, lambda to_global: self._core.update(f_arr, y_arr, w_arr, lo, hi, to_global[codes],
-                                                                   _validate.threads(threads)))
+                                                                   threads))
         return self
 
     def merge(self, other: "GroupedSketch") -> "GroupedSketch":
         """Adds another grouped sketch (same resolution and metric), group by group; returns self."""
         if not isinstance(other, GroupedSketch):
             raise TypeError(f"can only merge a GroupedSketch, got {type(other).__name__}")
-        self._add_keyed(other._keys, lambda mapping: self._core.merge(other._core, mapping.tolist()))
+        with other._lock:  # its keys as they are now: the core merges those groups (it may hold more by then)
+            keys = list(other._keys)
+        self._add_keyed(keys, lambda mapping: self._core.merge(other._core, mapping.tolist()))
         return self
 
     def __iadd__(self, other: "GroupedSketch") -> "GroupedSketch":
         return self.merge(other)
 
     def __len__(self) -> int:
-        return len(self._keys)
+        with self._lock:
+            return len(self._keys)
 
     def keys(self) -> list:
         """The group keys, in order of first appearance."""
-        return list(self._keys)
+        with self._lock:
+            return list(self._keys)
 
     def __getitem__(self, key) -> CalibrationSketch:
         """A copy of the sketch of one group."""
-        code = self._codes[key]
         out = CalibrationSketch.__new__(CalibrationSketch)
-        out._sketch = self._core.sketch(code)
+        with self._lock:
+            out._sketch = self._core.sketch(self._codes[key])
         return out
 
     def total(self) -> CalibrationSketch:
@@ -1027,7 +1046,7 @@ class GroupedSketch:
 
     @property
     def n(self) -> int:
-        return sum(self._core.sketch(code).rows for code in range(len(self._keys)))
+        return self._core.rows
 
     def smece_by_group(self, *, n_boot: int = 0, test: bool = False, n_sim: int = 1000, seed: Optional[int] = None,
                        level: float = 0.95, weight_kind: Optional[str] = None,
@@ -1035,20 +1054,23 @@ class GroupedSketch:
         """As :func:`smece_by_group`, from the sketches (groups sorted by key)."""
         n_boot, n_sim, level, seed, kind = _options(n_boot, test, n_sim, level, seed, weight_kind,
                                                     lambda: self._core.weights_look_like_counts)
-        keys, order, ordered = _keys_in_order(self._keys)
-        answers = self._core.answer(order.tolist(), n_boot, n_sim, level, seed, kind, _validate.threads(threads))
+        threads = _validate.threads(threads)
+        with self._lock:
+            keys, order, ordered = _keys_in_order(self._keys)
+            answers = self._core.answer(order.tolist(), n_boot, n_sim, level, seed, kind, threads)
         return _result(keys[order], ordered, answers, level=level, n_boot=n_boot, n_sim=n_sim, seed=seed,
                        metric=self._metric)
 
     # -- serialization --------------------------------------------------------
     def to_bytes(self) -> bytes:
         """Every group's key and sketch bytes, versioned."""
-        tagged = any(isinstance(k, tuple) or _is_period(k) for k in self._keys)
-        parts = [_KEY_FORMAT, struct.pack("<II", _KEY_VERSION_TAGS if tagged else _KEY_VERSION, len(self._keys)),
-                 struct.pack("<IB", self._core.resolution, _METRICS.index(self._metric))]
-        for code, key in enumerate(self._keys):
-            raw = self._core.sketch(code).to_bytes()
-            parts += [_encode_key(key), struct.pack("<Q", len(raw)), raw]
+        with self._lock:  # one state of the set, between updates (one group's copy at a time)
+            tagged = any(isinstance(k, tuple) or _is_period(k) for k in self._keys)
+            parts = [_KEY_FORMAT, struct.pack("<II", _KEY_VERSION_TAGS if tagged else _KEY_VERSION, len(self._keys)),
+                     struct.pack("<IB", self._core.resolution, _METRICS.index(self._metric))]
+            for code, key in enumerate(self._keys):
+                raw = self._core.sketch(code).to_bytes()
+                parts += [_encode_key(key), struct.pack("<Q", len(raw)), raw]
         body = b"".join(parts)
         return body + struct.pack("<I", zlib.crc32(body))
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <mutex>
 #include <stdexcept>
 #include <utility>
 
@@ -89,11 +90,41 @@ GroupedSketch::GroupedSketch(Metric metric, std::int64_t resolution) : metric_(m
     Sketch check(metric, resolution);  // InputError for a bad resolution, here
 }
 
+GroupedSketch::GroupedSketch(const GroupedSketch& other) : metric_(other.metric_), resolution_(other.resolution_) {
+    std::shared_lock<std::shared_mutex> lock(other.mutex_);
+    sketches_ = other.sketches_;
+}
+
+std::int64_t GroupedSketch::groups() const {
+    std::shared_lock<std::shared_mutex> lock(mutex_);
+    return static_cast<std::int64_t>(sketches_.size());
+}
+
+std::uint64_t GroupedSketch::rows() const {
+    std::shared_lock<std::shared_mutex> lock(mutex_);
+    std::uint64_t rows = 0;
+    for (const Sketch& s : sketches_) rows += s.rows();
+    return rows;
+}
+
+Sketch GroupedSketch::sketch(std::int64_t g) const {
+    std::shared_lock<std::shared_mutex> lock(mutex_);
+    if (g < 0) throw std::out_of_range("a group code out of range");
+    return sketches_.at(static_cast<std::size_t>(g));
+}
+
+Sketch GroupedSketch::total() const {
+    std::shared_lock<std::shared_mutex> lock(mutex_);
+    return Sketch::merge_all(sketches_, metric_, resolution_);
+}
+
 void GroupedSketch::grow(std::int64_t groups) {
     while (static_cast<std::int64_t>(sketches_.size()) < groups) sketches_.emplace_back(metric_, resolution_);
 }
 
 void GroupedSketch::set(std::int64_t g, const Sketch& sketch) {
+    if (g < 0) throw std::out_of_range("a group code out of range");
+    std::unique_lock<std::shared_mutex> lock(mutex_);
     grow(g + 1);
     sketches_[static_cast<std::size_t>(g)] = sketch;
 }
@@ -102,14 +133,19 @@ void GroupedSketch::update(const Inputs& in, const std::int64_t* codes, std::int
     check_shapes(in, /*allow_empty=*/true);
     if (in.size() == 0) return;
     const std::int64_t groups = *std::max_element(codes, codes + in.size()) + 1;
-    const GroupedRows grouped = gather_groups(in, codes, groups, threads);  // checks every row first
-    // Each group's batch into a copy, so that an overflow anywhere changes nothing.
-    std::vector<Sketch> updated;
+    // Gathered outside the lock (the batch alone; it checks every row and code).
+    const GroupedRows grouped = gather_groups(in, codes, groups, threads);
     std::vector<std::int64_t> touched;
     for (std::int64_t g = 0; g < groups; ++g)
         if (grouped.offset[static_cast<std::size_t>(g + 1)] > grouped.offset[static_cast<std::size_t>(g)]) touched.push_back(g);
+    // Each group's batch into a copy, so that an overflow anywhere changes
+    // nothing; copied, updated and put back under one lock, so that no other
+    // update's rows are lost in between.
+    std::unique_lock<std::shared_mutex> lock(mutex_);
+    const auto held = static_cast<std::int64_t>(sketches_.size());
+    std::vector<Sketch> updated;
     for (std::int64_t g : touched)
-        updated.push_back(g < this->groups() ? sketches_[static_cast<std::size_t>(g)] : Sketch(metric_, resolution_));
+        updated.push_back(g < held ? sketches_[static_cast<std::size_t>(g)] : Sketch(metric_, resolution_));
     for_each_group(static_cast<std::int64_t>(touched.size()), threads, [&](std::int64_t k, GroupBuffer& buffer) {
         updated[static_cast<std::size_t>(k)].update(grouped.rows_of(touched[static_cast<std::size_t>(k)], buffer), 1);
     });
@@ -118,6 +154,7 @@ void GroupedSketch::update(const Inputs& in, const std::int64_t* codes, std::int
 }
 
 WeightTraits GroupedSketch::weight_traits() const {
+    std::shared_lock<std::shared_mutex> lock(mutex_);
     WeightTraits traits;
     for (const Sketch& s : sketches_) traits = traits + s.weight_traits();
     return traits;
@@ -126,12 +163,24 @@ WeightTraits GroupedSketch::weight_traits() const {
 void GroupedSketch::merge(const GroupedSketch& other, const std::vector<std::int64_t>& mapping) {
     if (other.metric_ != metric_ || other.resolution_ != resolution_)
         throw InputError(merge_mismatch("grouped sketches", metric_, resolution_, other.metric_, other.resolution_), "other");
-    if (static_cast<std::int64_t>(mapping.size()) != other.groups()) throw std::logic_error("a mapping for every group");
-    std::int64_t groups = this->groups();
+    for (std::int64_t g : mapping)
+        if (g < 0) throw std::out_of_range("a group code out of range");
+    // This set alone, and the other shared (one lock when they are the same
+    // set), taken together so that a.merge(b) beside b.merge(a) cannot deadlock.
+    std::unique_lock<std::shared_mutex> mine(mutex_, std::defer_lock);
+    std::shared_lock<std::shared_mutex> theirs(other.mutex_, std::defer_lock);
+    if (&other == this) {
+        mine.lock();
+    } else {
+        std::lock(mine, theirs);
+    }
+    if (mapping.size() > other.sketches_.size()) throw std::logic_error("a mapping for more groups than the other set has");
+    const auto held = static_cast<std::int64_t>(sketches_.size());
+    std::int64_t groups = held;
     for (std::int64_t g : mapping) groups = std::max(groups, g + 1);
     std::vector<Sketch> merged;
     for (std::int64_t g : mapping) {
-        merged.push_back(g < this->groups() ? sketches_[static_cast<std::size_t>(g)] : Sketch(metric_, resolution_));
+        merged.push_back(g < held ? sketches_[static_cast<std::size_t>(g)] : Sketch(metric_, resolution_));
         merged.back().merge(other.sketches_[merged.size() - 1]);
     }
     grow(groups);
@@ -140,8 +189,10 @@ void GroupedSketch::merge(const GroupedSketch& other, const std::vector<std::int
 
 GroupAnswers GroupedSketch::answer(const std::vector<std::int64_t>& order, const GroupOptions& options,
                                    std::int64_t threads) const {
+    std::shared_lock<std::shared_mutex> lock(mutex_);  // the answers of one state of the set
     for (std::int64_t code : order)
-        if (code < 0 || code >= groups()) throw std::logic_error("a group code out of range");
+        if (code < 0 || code >= static_cast<std::int64_t>(sketches_.size()))
+            throw std::logic_error("a group code out of range");
     const auto answered = static_cast<std::int64_t>(order.size());
     GroupAnswers out = empty_answers(answered);
     for_each_group(answered, threads, [&](std::int64_t g, GroupBuffer&) {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <shared_mutex>
 #include <vector>
 
 #include "pass/columns.hpp"
@@ -35,30 +36,38 @@ GroupAnswers answer_groups(const GroupedRows& grouped, const GroupOptions& optio
 // One sketch per group, for streams: a batch is gathered by group in one
 // pass and each group's rows go to its own sketch (in parallel over groups).
 // Groups are numbered by the caller; the set grows to the largest code seen.
+// Thread safety as a Sketch's: a lock guards the set, so calls from several
+// threads never corrupt it (updates and merges take it alone, once a batch is
+// gathered; answers, copies and bytes share it).
 class GroupedSketch {
 public:
     GroupedSketch(Metric metric, std::int64_t resolution);
+    GroupedSketch(const GroupedSketch& other);
+    GroupedSketch& operator=(const GroupedSketch&) = delete;
 
-    std::int64_t groups() const { return static_cast<std::int64_t>(sketches_.size()); }
+    std::int64_t groups() const;
     Metric metric() const { return metric_; }
     std::int64_t resolution() const { return resolution_; }
+    std::uint64_t rows() const;  // of all groups
     // Adds rows whose groups are `codes` (≥ 0); on a bad row nothing is added.
     void update(const Inputs& in, const std::int64_t* codes, std::int64_t threads);
-    // Adds another set: its group g goes to this set's group mapping[g].
+    // Adds another set's groups 0..mapping.size()−1 (of its groups(), at
+    // most): its group g goes to this set's group mapping[g].
     void merge(const GroupedSketch& other, const std::vector<std::int64_t>& mapping);
-    const Sketch& sketch(std::int64_t g) const { return sketches_.at(static_cast<std::size_t>(g)); }  // out_of_range
+    Sketch sketch(std::int64_t g) const;  // a copy; out_of_range for a group the set lacks
     void set(std::int64_t g, const Sketch& sketch);
     // Answers the groups order[0], order[1], ... (result i for group order[i], drawing with seed + i).
     GroupAnswers answer(const std::vector<std::int64_t>& order, const GroupOptions& options,
                         std::int64_t threads) const;
-    Sketch total() const { return Sketch::merge_all(sketches_, metric_, resolution_); }  // all groups as one
+    Sketch total() const;  // all groups as one
     WeightTraits weight_traits() const;  // of every weight added, in any group
 
 private:
-    void grow(std::int64_t groups);
+    void grow(std::int64_t groups);  // with the lock held
     Metric metric_;
     std::int64_t resolution_;
     std::vector<Sketch> sketches_;
+    mutable std::shared_mutex mutex_;
 };
 
 }  // namespace smoothece
