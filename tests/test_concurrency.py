@@ -155,3 +155,51 @@ print(json.dumps(seen))
     for listed, distinct in got["keys"]:
         assert listed == distinct and listed % 5 == 0
     assert got["cross"] == [10, 10]
+
+
+def test_keys_changed_by_another_thread_during_smece_by_group_never_crash():
+    # Integer keys 0..7 are their own codes; keys 1..8 index a table sized by a first pass over
+    # them. Another thread rewrites the keys while the calls read them with the GIL released:
+    # each call answers (its groups hold every row) or says the keys changed, and the process
+    # lives on. (Both crashed the process within seconds when the calls read the caller's
+    # keys more than once.)
+    got = run_python("""
+import json, threading, time
+import numpy as np
+import smoothece
+n = 50_000
+rng = np.random.default_rng(0)
+f = np.round(rng.random(n) * 16) / 16
+y = rng.random(n) < f
+out = {}
+for mode, shift, other in (("own codes", 0, 7), ("offsets", 1, 1000)):
+    base = np.arange(n, dtype=np.int64) % 8 + shift
+    keys = base.copy()
+    stop = threading.Event()
+    def scribble():
+        while not stop.is_set():
+            keys[: n - 8] = other
+            keys[:] = base
+    writer = threading.Thread(target=scribble)
+    writer.start()
+    answered, errors, rows = 0, [], set()
+    end = time.monotonic() + 2.0
+    try:
+        while time.monotonic() < end:
+            try:
+                rows.add(int(smoothece.smece_by_group(f, y, keys).n.sum()))
+                answered += 1
+            except smoothece.InputError as err:
+                errors.append([err.argument, str(err)])
+    finally:
+        stop.set()
+        writer.join()
+    out[mode] = {"answered": answered, "errors": errors, "rows": sorted(rows)}
+print(json.dumps(out))
+""")
+    for mode in ("own codes", "offsets"):
+        assert got[mode]["answered"] + len(got[mode]["errors"]) > 0, mode
+        assert got[mode]["rows"] in ([], [50_000]), mode
+        for argument, message in got[mode]["errors"]:
+            assert argument == "groups" and message.startswith("groups changed while they were read"), mode
+        print(mode, got[mode]["answered"], "answered,", len(got[mode]["errors"]), "errors")

@@ -160,8 +160,9 @@ def _ranked(keys: np.ndarray, threads: int):
     ``first`` is None when the keys were their own codes (int64 0..K-1, each present)."""
     codes, first, count = _core.factorize(keys, threads)
     if codes is None:  # 8-byte integer keys 0..K-1, each present: their own codes, in key order
-        codes = keys.view(np.int64)
-        codes.flags.writeable = False
+        # A copy: the grouping pass reads the codes twice with the GIL released, and another
+        # thread may write to the caller's keys meanwhile (the pass checks the copy's range).
+        codes = np.array(keys.view(np.int64))
         return codes, np.arange(count, dtype=np.int64).view(keys.dtype), None
     distinct = keys[first]
     order = np.argsort(distinct, kind="stable")
@@ -699,8 +700,8 @@ def smece_by_group(
 
     Notes
     -----
-    Cost: one pass over the keys (integer keys 0..K-1 are their own codes;
-    others get int64 codes), one pass gathers the rows by group (8 bytes a
+    Cost: one pass over the keys (integer keys 0..K-1 are copied as their
+    own codes; others get int64 codes), one pass gathers the rows by group (8 bytes a
     row: the clamped prediction with the label in its sign bit; 16 with
     weights), then each group costs what an ungrouped call on its rows costs.
     """

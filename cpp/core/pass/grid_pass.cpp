@@ -84,7 +84,11 @@ void report_bad_rows(const Inputs& in) {
     if (in.has_weights()) {
         scan_column(in.w, [](double w) { return bad_weight(w) == 0; }, "weights must be finite and non-negative");
     }
-    throw std::logic_error("the pass refused a row that the check accepts");
+    // The pass reads the caller's rows with the GIL released: what it refused
+    // reads valid again when another thread changed them in between.
+    throw InputError("rows: the pass refused a row that reads valid when read again; did another thread write to f, "
+                     "y or weights during the call? Pass arrays that nothing changes until the call returns",
+                     "rows");
 }
 
 void count_pass() { pass_counter.fetch_add(1, std::memory_order_relaxed); }

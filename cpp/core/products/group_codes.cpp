@@ -9,6 +9,7 @@
 #include <unordered_map>
 
 #include "pass/columns.hpp"
+#include "runtime/errors.hpp"
 #include "runtime/pool.hpp"
 
 namespace smoothece {
@@ -17,6 +18,15 @@ namespace {
 constexpr std::int64_t kChunk = std::int64_t{1} << 16;  // rows between interruption checks
 constexpr std::uint64_t kDenseKeyRange = std::uint64_t{1} << 24;  // a table of at most 128 MB (8 bytes a value)
 constexpr std::uint64_t kByteKeys = std::uint64_t{1} << 16;  // keys seen marked a byte each: 64 KB a thread
+
+// The keys are the caller's memory, read with the GIL released: another
+// thread may write to them during the call. A pass that finds a key outside
+// the range an earlier pass saw says so (rather than index past a table).
+InputError keys_changed() {
+    return InputError("groups changed while they were read (another thread wrote to the array during the call): "
+                      "pass keys that nothing changes until the call returns, e.g. a copy",
+                      "groups");
+}
 
 // A key of at most 8 bytes as one word (−0.0 as 0.0). Size is a constant
 // for the common widths, so the copy compiles to one load.
@@ -122,11 +132,18 @@ Factorized factorize_dense(const char* data, std::int64_t size, std::int64_t str
     for (std::size_t s = 0; s < range; ++s) table[s].store(kNone, std::memory_order_relaxed);
     Factorized out;
     out.codes.resize(static_cast<std::size_t>(size));
+    std::atomic<bool> changed{false};
     parallel_for(shares, [&](int t) {
         const Share share = share_of(size, t, shares);
+        const std::uint64_t top = hi - lo;
         for (std::int64_t i = share.begin; i < share.end; ++i) {
             if ((i & (kChunk - 1)) == 0) interruption_point();
-            const auto offset = static_cast<std::int64_t>(load(data + i * stride) - lo);
+            const std::uint64_t word = load(data + i * stride) - lo;
+            if (word > top) {  // not what the first pass read there
+                changed.store(true, std::memory_order_relaxed);
+                return;
+            }
+            const auto offset = static_cast<std::int64_t>(word);
             out.codes[static_cast<std::size_t>(i)] = offset;
             std::atomic<std::int64_t>& first = table[static_cast<std::size_t>(offset)];
             std::int64_t seen = first.load(std::memory_order_relaxed);
@@ -134,6 +151,7 @@ Factorized factorize_dense(const char* data, std::int64_t size, std::int64_t str
             }
         }
     });
+    if (changed) throw keys_changed();
     for (std::size_t s = 0; s < range; ++s) {  // the table now maps an offset to its code
         const std::int64_t first = table[s].load(std::memory_order_relaxed);
         if (first == kNone) continue;
@@ -143,7 +161,7 @@ Factorized factorize_dense(const char* data, std::int64_t size, std::int64_t str
     if (out.first.size() < range) {  // some offsets unused: codes are not the offsets
         parallel_for(shares, [&](int t) {
             const Share share = share_of(size, t, shares);
-        for (std::int64_t i = share.begin; i < share.end; ++i) {
+            for (std::int64_t i = share.begin; i < share.end; ++i) {
                 std::int64_t& code = out.codes[static_cast<std::size_t>(i)];
                 code = table[static_cast<std::size_t>(code)].load(std::memory_order_relaxed);
             }

@@ -5,9 +5,11 @@
 #include <cmath>
 #include <cstring>
 #include <stdexcept>
+#include <string>
 #include <type_traits>
 
 #include "pass/rows.hpp"
+#include "runtime/errors.hpp"
 #include "runtime/pool.hpp"
 
 namespace smoothece {
@@ -166,7 +168,14 @@ GroupedRows gather_groups(const std::vector<Inputs>& parts, const std::vector<co
             }
         });
     });
-    if (out_of_range) throw std::logic_error("a group code out of range");
+    // Codes are the core's own, but for keys that are their own codes: those
+    // are a copy of the caller's keys, which another thread may have changed
+    // after they were checked. This pass reads every code the scatter reads.
+    if (out_of_range)
+        throw InputError("groups changed while they were read (another thread wrote to the array during the call): "
+                         "a group code is outside [0, " + std::to_string(groups) + "); pass keys that nothing changes "
+                         "until the call returns, e.g. a copy",
+                         "groups");
     out.offset.assign(static_cast<std::size_t>(groups + 1), 0);
     std::int64_t at = 0;
     for (std::size_t g = 0; g < static_cast<std::size_t>(groups); ++g) {

@@ -31,8 +31,10 @@ struct GroupedRows {
 };
 // One pass over the rows (checked as smece checks them; a bad row raises
 // InputError with its index in the caller's arrays) and the codes (each in
-// [0, groups)), on up to `threads` threads; groups without rows are allowed
-// and stay empty.
+// [0, groups), else InputError), on up to `threads` threads; groups without
+// rows are allowed and stay empty. The codes are read twice (counted, then
+// followed): they must be memory nothing else writes during the call (the
+// core's own codes, or a copy of the caller's), unlike the rows.
 GroupedRows gather_groups(const Inputs& in, const std::int64_t* codes, std::int64_t groups, std::int64_t threads);
 // The same over rows given in parts (one sequence, part after part), with the
 // codes of each part's rows; a bad row is reported with its index in its part.
