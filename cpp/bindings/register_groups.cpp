@@ -44,7 +44,8 @@ void register_groups(py::module_& m) {
         [](const py::array& keys, std::int64_t threads) -> py::tuple {
             if (keys.ndim() != 1) throw py::value_error("keys must be 1-D");
             const char kind = keys.dtype().kind();
-            if (std::string("biufMmUS").find(kind) == std::string::npos)
+            // Floats compare as their bytes: no wider than 8 (long double's padding holds anything).
+            if (std::string("biufMmUS").find(kind) == std::string::npos || (kind == 'f' && keys.itemsize() > 8))
                 throw py::type_error("keys of dtype " + std::string(py::str(keys.dtype())) + " cannot be factorized");
             const auto* data = static_cast<const char*>(keys.data());
             const std::int64_t size = keys.shape(0), stride = keys.strides(0), itemsize = keys.itemsize();

@@ -158,6 +158,11 @@ def _periods(groups: Any, where: str):
 def _ranked(keys: np.ndarray, threads: int):
     """(codes in key order, the distinct keys sorted, first row of each) from the core's factorize.
     ``first`` is None when the keys were their own codes (int64 0..K-1, each present)."""
+    if keys.dtype.kind == "f" and keys.dtype.itemsize > 8:
+        # long double: the core compares a key's bytes, and x86's 80-bit long double fills 16
+        # with padding that holds anything; numpy compares values (sorting, O(n log n)).
+        distinct, first, codes = np.unique(keys, return_index=True, return_inverse=True)
+        return codes.reshape(-1).astype(np.int64), distinct, first.astype(np.int64)
     codes, first, count = _core.factorize(keys, threads)
     if codes is None:  # 8-byte integer keys 0..K-1, each present: their own codes, in key order
         # A copy: the grouping pass reads the codes twice with the GIL released, and another
@@ -407,7 +412,9 @@ def _json_keys(keys: np.ndarray) -> list:
         columns = [_json_keys(_object_array(list(col))) for col in zip(*items)]
         return [list(t) for t in zip(*columns)]
     arr = keys if isinstance(keys, np.ndarray) and keys.dtype != object else _key_values(items)
-    if arr.dtype.kind in "biuU" or (arr.dtype.kind == "f" and np.isfinite(arr).all()):
+    if arr.dtype.kind == "f" and arr.dtype.itemsize > 8 and np.array_equal(arr.astype(np.float64), arr):
+        arr = arr.astype(np.float64)  # long doubles that doubles hold (JSON's numbers); else their text
+    if arr.dtype.kind in "biuU" or (arr.dtype.kind == "f" and arr.dtype.itemsize <= 8 and np.isfinite(arr).all()):
         return arr.tolist()
     return format_keys(arr)
 
@@ -855,6 +862,8 @@ def _encode_key(key: Any, inner: bool = False) -> bytes:
     if isinstance(key, (int, np.integer)):
         return b"i" + struct.pack("<q", int(key))
     if isinstance(key, (float, np.floating)):
+        if float(key) != key:  # a long double that no double holds: two such keys could come back as one
+            raise TypeError(f"the group key {key!r} (a long double) cannot be serialized: no double holds it exactly")
         return b"f" + struct.pack("<d", float(key))
     if isinstance(key, (str, np.str_)):
         raw = str(key).encode("utf-8")
