@@ -80,3 +80,44 @@ def test_long_doubles_that_no_double_tells_apart_are_two_groups(rows):
 def test_the_core_refuses_floats_wider_than_a_double():
     with pytest.raises(TypeError, match="cannot be factorized"):
         _core.factorize(np.zeros(4, dtype=np.longdouble), 1)
+
+
+NUL_LABELS = ["a\0", "a", "a\0\0", "b", "a\0b"]  # in Python's order: a, a\0, a\0\0, a\0b, b
+
+
+def _nul_keys(n):
+    return [NUL_LABELS[i] for i in np.random.default_rng(4).integers(0, len(NUL_LABELS), n)]
+
+
+@pytest.mark.parametrize("form", ["objects", "list", "pandas"])
+def test_strings_that_differ_in_trailing_nuls_are_groups_of_their_own(rows, form):
+    f, y = rows
+    labels = _nul_keys(f.size)
+    keys = {"objects": lambda: np.array(labels, dtype=object), "list": lambda: labels,
+            "pandas": lambda: pytest.importorskip("pandas").Series(labels)}[form]()
+    want = sorted(NUL_LABELS)
+    result = smece_by_group(f, y, keys)
+    _check(result, f, y, labels, want)
+    assert json.loads(json.dumps(result.to_dict()))["keys"] == want
+    assert format_keys(result.keys) == ["a", "a\\x00", "a\\x00\\x00", "a\\x00b", "b"]
+    if form == "pandas":
+        assert list(result.to_pandas().index) == want
+
+
+def test_grouped_sketch_and_rows_keep_trailing_nuls(rows):
+    from smoothece.groups import GroupedRows
+
+    f, y = rows
+    labels = _nul_keys(f.size)
+    keys = np.array(labels, dtype=object)
+    want = sorted(NUL_LABELS)
+    sketch = GroupedSketch().update(f[:3000], y[:3000], keys[:3000]).update(f[3000:], y[3000:], keys[3000:])
+    assert sorted(sketch.keys()) == want
+    back = GroupedSketch.from_bytes(sketch.to_bytes()).smece_by_group()
+    assert list(back.keys) == want
+    np.testing.assert_array_equal(back.n, [labels.count(k) for k in want])
+    # the first batch without NULs (numpy strings), the next with them
+    plain = np.where(keys == "a", "a", "b").astype(str)
+    batched = GroupedRows().update(f[:3000], y[:3000], plain[:3000]).update(f[3000:], y[3000:], keys[3000:])
+    mixed = plain[:3000].tolist() + labels[3000:]
+    _check(batched.smece_by_group(), f, y, mixed, sorted(set(mixed)))

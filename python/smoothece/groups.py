@@ -178,6 +178,33 @@ def _ranked(keys: np.ndarray, threads: int):
     return rank[codes], distinct[order], first[order]
 
 
+def _has_nul(items: list) -> bool:
+    """Whether any of the strings holds a NUL (False when they are not all strings: the
+    keys' types are checked later). One C pass over their characters."""
+    try:
+        return "\0" in "".join(items)
+    except TypeError:
+        return False
+
+
+def _ranked_with_lengths(keys: np.ndarray, lengths: np.ndarray, objects: np.ndarray, threads: int):
+    """:func:`_ranked` of strings some of which end in NULs, which numpy's fixed-width
+    strings drop ('a\\0' reads 'a'): keyed by (string, length), the distinct keys the
+    caller's own strings (an object array) in Python's order."""
+    text, _, _ = _ranked(keys, threads)
+    combined = np.array(text, dtype=np.int64)
+    combined *= int(lengths.max()) + 1
+    combined += lengths
+    codes, _, first = _ranked(combined, threads)
+    if first is None:
+        first = np.unique(codes, return_index=True)[1]
+    distinct = objects[first]
+    order = np.argsort(distinct, kind="stable")
+    rank = np.empty_like(order)
+    rank[order] = np.arange(order.size)
+    return rank[codes], distinct[order], first[order]
+
+
 def _factorize_column(groups: Any, n: int, name: str, threads: int, column: Any = None):
     """(codes, keys, ordered) of one key column: see :func:`factorize_keys`."""
     where = _where(name, column)
@@ -210,9 +237,12 @@ def _factorize_column(groups: Any, n: int, name: str, threads: int, column: Any 
     if callable(isna) or (hasattr(groups, "to_numpy") and not isinstance(groups, np.ndarray)):
         groups = groups.to_numpy()  # pandas (and polars) columns: numpy's view of them
     keys = np.asarray(groups)
+    if isinstance(groups, list) and keys.dtype.kind == "U" and _has_nul(groups):
+        keys = np.array(groups, dtype=object)  # numpy's strings would drop their trailing NULs
     if keys.ndim != 1 or keys.shape[0] != n:
         raise _shape_error(where, keys.shape, n)
     objects = None
+    nul_lengths = None
     if keys.dtype.kind == "O":
         # Python objects: numpy infers one dtype for them; the distinct keys'
         # own types are checked below (a mix of numbers and strings is refused).
@@ -225,7 +255,10 @@ def _factorize_column(groups: Any, n: int, name: str, threads: int, column: Any 
         if n and isinstance(objects[0], datetime.date):
             keys = _datetimes_of_objects(objects, where)
         else:
-            keys = np.asarray(keys.tolist())
+            items = keys.tolist()
+            keys = np.asarray(items)
+            if keys.dtype.kind == "U" and _has_nul(items):  # told apart by their lengths too, below
+                nul_lengths = np.fromiter(map(len, items), dtype=np.int64, count=n)
         if keys.ndim != 1:
             raise TypeError(f"{where} must hold one key per row (numbers, strings or dates); several key columns "
                             f"go as a tuple of 1-D arrays or a DataFrame")
@@ -240,7 +273,10 @@ def _factorize_column(groups: Any, n: int, name: str, threads: int, column: Any 
         raise _missing_key(name, int(np.argmax(nat)), int(nat.sum()), n, "NaT", column)
     if kind not in "biufMmUS":
         raise TypeError(f"{where} must hold numbers, strings, dates or booleans, got dtype {keys.dtype}")
-    codes, distinct, first = _ranked(keys, threads)
+    if nul_lengths is not None:
+        codes, distinct, first = _ranked_with_lengths(keys, nul_lengths, objects, threads)
+    else:
+        codes, distinct, first = _ranked(keys, threads)
     if objects is not None:  # the distinct keys' own types, not numpy's inference from them
         if first is None:
             first = np.unique(codes, return_index=True)[1]
@@ -365,6 +401,8 @@ def _key_values(items: list) -> np.ndarray:
         arr = np.asarray(items)
     except (TypeError, ValueError):
         return _object_array(items)
+    if arr.dtype.kind == "U" and _has_nul(items):  # numpy's strings would drop their trailing NULs
+        return _object_array(items)
     return arr if arr.ndim == 1 else _object_array(items)
 
 
@@ -399,6 +437,8 @@ def format_keys(keys: Any) -> List[str]:
         return [k.decode("utf-8", "backslashreplace") for k in items.tolist()]
     if kind in "biufU":
         return [str(k) for k in items.tolist()]
+    if all(isinstance(k, str) for k in items):  # strings with NULs (kept as objects): the NULs shown
+        return [k.replace("\0", "\\x00") for k in items]
     return [str(k) for k in items]  # timedeltas ("3 days"), anything else as str() has it
 
 
@@ -416,6 +456,8 @@ def _json_keys(keys: np.ndarray) -> list:
         arr = arr.astype(np.float64)  # long doubles that doubles hold (JSON's numbers); else their text
     if arr.dtype.kind in "biuU" or (arr.dtype.kind == "f" and arr.dtype.itemsize <= 8 and np.isfinite(arr).all()):
         return arr.tolist()
+    if arr.dtype == object and all(isinstance(k, str) for k in items):  # strings with NULs: as they are
+        return items
     return format_keys(arr)
 
 
@@ -940,6 +982,8 @@ def _keys_in_order(keys: list):
     if _is_period(first):
         return _object_array(keys), np.argsort(np.asarray([k.ordinal for k in keys]), kind="stable"), True
     arr = np.asarray(keys)
+    if arr.dtype.kind == "U" and _has_nul(keys):  # numpy's strings would drop their trailing NULs
+        arr = _object_array(keys)
     return arr, np.argsort(arr, kind="stable"), arr.dtype.kind in "biufMm"
 
 
