@@ -221,7 +221,7 @@ def clip_range(clip: Any) -> tuple:
                         f"of {float(clip)!r}")
     tol = real(clip, "clip", "a bool or a non-negative float tolerance")
     if not (tol >= 0.0 and np.isfinite(tol)):
-        raise ValueError(f"clip must be a bool or a non-negative finite number, got {clip!r}")
+        raise InputError(f"clip must be a bool or a non-negative finite number, got {clip!r}", "clip")
     return -tol, 1.0 + tol
 
 
@@ -232,7 +232,7 @@ def threads(n: Optional[int]) -> int:
     if isinstance(n, (bool, np.bool_)) or not isinstance(n, (int, np.integer)):
         raise TypeError(f"threads must be an int or None, got {n!r}")
     if n < 1:
-        raise ValueError(f"threads must be >= 1 (or None for all CPUs), got {n}")
+        raise InputError(f"threads must be >= 1 (or None for all CPUs), got {n}", "threads")
     return int(min(n, 1 << 30))
 
 
@@ -260,7 +260,7 @@ def count(n: Any, name: str, minimum: int, maximum: int = MAX_COUNT) -> int:
         raise TypeError(f"{name} must be an int, got {n!r}")
     if not minimum <= n <= maximum:
         bound = f">= {minimum}" if n < minimum else f"<= {maximum:,}"
-        raise ValueError(f"{name} must be {bound}, got {n}")
+        raise InputError(f"{name} must be {bound}, got {n}", name)
     return int(n)
 
 
@@ -273,7 +273,7 @@ def sigma(s: Any) -> float:
 
 def metric(m: Any) -> str:
     if m not in ("l1", "logit"):
-        raise ValueError(f"metric must be 'l1' or 'logit', got {m!r}")
+        raise InputError(f"metric must be 'l1' or 'logit', got {m!r}", "metric")
     return m
 
 
@@ -294,14 +294,14 @@ def weight_kind(kind: Any, counts: Optional[Callable[[], bool]] = None) -> str:
             warnings.warn(COUNTS_WARNING, WeightKindWarning, stacklevel=outside_stacklevel())
         return "importance"
     if kind not in ("importance", "frequency"):
-        raise ValueError(f"weight_kind must be 'importance' or 'frequency', got {kind!r}")
+        raise InputError(f"weight_kind must be 'importance' or 'frequency', got {kind!r}", "weight_kind")
     return kind
 
 
 def level(value: Any) -> float:
     v = real(value, "level", "a number in (0, 1)")
     if not 0.0 < v < 1.0:
-        raise ValueError(f"level must be in (0, 1), got {value!r}")
+        raise InputError(f"level must be in (0, 1), got {value!r}", "level")
     return v
 
 
@@ -312,7 +312,7 @@ def seed(value: Any) -> int:
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
         raise TypeError(f"seed must be an int in [0, 2**64) or None, got {value!r}")
     if not 0 <= value <= MAX_SEED:
-        raise ValueError(f"seed must be in [0, 2**64), got {value}")
+        raise InputError(f"seed must be in [0, 2**64), got {value}", "seed")
     return int(value)
 
 
@@ -323,7 +323,7 @@ def choice(value: Any, name: str, allowed: tuple) -> str:
     if not isinstance(value, str):
         raise TypeError(f"{name} must be a str ({options}), got {value!r}")
     if value not in allowed:
-        raise ValueError(f"{name} must be {options}, got {value!r}")
+        raise InputError(f"{name} must be {options}, got {value!r}", name)
     return value
 
 
@@ -335,7 +335,7 @@ def positive(value: Any, name: str, minimum: float = 0.0, below: Optional[float]
         bounds = f">= {minimum:g}" if minimum > 0 else "> 0"
         if below is not None:
             bounds += f" and < {below:g}"
-        raise ValueError(f"{name} must be a finite number {bounds}, got {value!r}")
+        raise InputError(f"{name} must be a finite number {bounds}, got {value!r}", name)
     return x
 
 

@@ -122,7 +122,8 @@ def reliability_diagram(
         calibration) from ``n_sim`` replicates with labels redrawn as
         y* ~ Bernoulli(f).
     sample_size : int, default 1000
-        Rows kept (sampled reproducibly) for the tick marks of the plot.
+        Rows kept (sampled reproducibly, with replacement) for the tick marks
+        of the plot; at most the number of rows.
     weight_kind : {"importance", "frequency"}, optional
         How resampling reads the weights; see :func:`smoothece.bootstrap_smece`
         (left out: importance weights, with a warning when they look like
@@ -132,23 +133,35 @@ def reliability_diagram(
     summary of them.
     """
     fixed = None if sigma is None else _validate.sigma(sigma)
+    options = diagram_options(n_boot=n_boot, level=level, seed=seed, consistency=consistency, n_sim=n_sim,
+                              sample_size=sample_size, weight_kind=weight_kind, threads=threads)  # before the pass
     analysis = summarise(f, y, weights, clip=clip, metric=metric, threads=threads, full=True, sigma=fixed or 0.0)
-    return make_diagram(analysis, metric=metric, sigma=fixed, n_boot=n_boot, level=level, seed=seed,
-                        consistency=consistency, n_sim=n_sim, sample_size=sample_size, weight_kind=weight_kind,
-                        threads=threads, counts=counts_check(weights))
+    return make_diagram(analysis, metric=metric, sigma=fixed, counts=counts_check(weights), **options)
+
+
+def diagram_options(*, n_boot=1000, level=0.95, seed=None, consistency=False, n_sim=1000, sample_size=1000,
+                    weight_kind=None, threads=None) -> dict:
+    """The diagram's scalar options checked (InputError or TypeError naming the argument),
+    seed drawn if None, threads as given: what :func:`make_diagram` takes besides the
+    analysis, metric and sigma. A ``weight_kind`` left out stays None: whether the weights
+    look like counts is asked later, when the diagram resamples."""
+    consistency = _validate.flag(consistency, "consistency")
+    _validate.threads(threads)
+    return dict(n_boot=_validate.count(n_boot, "n_boot", 0), level=_validate.level(level), seed=_validate.seed(seed),
+                consistency=consistency, n_sim=_validate.count(n_sim, "n_sim", 1) if consistency else 0,
+                sample_size=_validate.count(sample_size, "sample_size", 0),
+                weight_kind=None if weight_kind is None else _validate.weight_kind(weight_kind), threads=threads)
 
 
 def make_diagram(analysis, *, metric, sigma, n_boot, level, seed, consistency, n_sim, sample_size, weight_kind,
                  threads, counts=None) -> ReliabilityDiagram:
     """The diagram of a core analysis (of arrays or of a sketch); ``counts`` as
     in :func:`_validate.weight_kind`, asked only when the diagram resamples."""
-    n_boot = _validate.count(n_boot, "n_boot", 0)
-    level = _validate.level(level)
-    seed = _validate.seed(seed)
-    sample_size = _validate.count(sample_size, "sample_size", 0)
+    options = diagram_options(n_boot=n_boot, level=level, seed=seed, consistency=consistency, n_sim=n_sim,
+                              sample_size=sample_size, weight_kind=weight_kind, threads=threads)
+    n_boot, level, seed, consistency, n_sim, sample_size, weight_kind, _ = options.values()
     kind = _validate.weight_kind(weight_kind, counts if n_boot or consistency else None)
     t = _validate.threads(threads)
-    n_sim = _validate.count(n_sim, "n_sim", 1) if consistency else 0
     curves = analysis.curves(-1.0 if sigma is None else sigma, MESH_INTERVALS, t)
     drawn_at = curves["sigma"]
     value = curves["sigma"] if sigma is None else curves["smece_sigma"]
@@ -161,7 +174,8 @@ def make_diagram(analysis, *, metric, sigma, n_boot, level, seed, consistency, n
     if consistency:
         _, _, c_lower, c_upper, _ = analysis.replicates(_CONSISTENCY, n_sim, seed, drawn_at, MESH_INTERVALS, kind,
                                                         False, t, level)
-    sample_f, sample_y = analysis.sample(sample_size, seed)
+    # Ticks of at most the rows' number: more draws (with replacement) add nothing to the plot.
+    sample_f, sample_y = analysis.sample(min(sample_size, int(curves["rows"])), seed)
     return ReliabilityDiagram(
         mesh=frozen(curves["mesh"]), mu=frozen(curves["mu"]), density=frozen(curves["density"]),
         density_positive=frozen(curves["density_positive"]), density_negative=frozen(curves["density_negative"]),

@@ -754,10 +754,12 @@ def smece_by_group(
     row: the clamped prediction with the label in its sign bit; 16 with
     weights), then each group costs what an ungrouped call on its rows costs.
     """
+    n_boot, n_sim, level, seed, kind = _options(n_boot, test, n_sim, level, seed, weight_kind)  # before the passes
     f_arr, y_arr, w_arr = _validate.rows(f, y, weights)
     lo, hi = _validate.clip_range(clip)
     codes, keys, ordered, key_names = _factorize(groups, f_arr.shape[0], threads=_validate.threads(threads))
-    n_boot, n_sim, level, seed, kind = _options(n_boot, test, n_sim, level, seed, weight_kind, counts_check(w_arr))
+    if weight_kind is None:  # whether the weights look like counts, asked once they are checked
+        kind = _validate.weight_kind(None, counts_check(w_arr) if n_boot or n_sim else None)
     try:
         answers = _core.smece_by_group([f_arr], [y_arr], None if w_arr is None else [w_arr], lo, hi, [codes], len(keys),
                                        _validate.metric(metric), n_boot, n_sim, level, seed, kind,

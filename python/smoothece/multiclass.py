@@ -30,11 +30,13 @@ from ._errors import InputError
 from ._typing import ArrayLike
 from ._util import ToDict
 from ._util import frozen as _frozen
-from .diagram import ReliabilityDiagram
+from .diagram import ReliabilityDiagram, diagram_options
 from .diagram import reliability_diagram as _reliability_diagram
 
 #: Entries per block of rows in the passes over the (n, K) matrix.
 _BLOCK_ENTRIES = 1 << 18
+#: The diagram's scalar options, checked before the passes over the matrix.
+_DIAGRAM_OPTIONS = ("n_boot", "level", "seed", "consistency", "n_sim", "sample_size", "weight_kind", "threads")
 
 __all__ = [
     "ClasswiseResult",
@@ -375,9 +377,11 @@ def top_label_diagram(
     ReliabilityDiagram
         Its plot labels the axes "Confidence" and "Accuracy".
     """
+    options = {k: kwargs.pop(k) for k in _DIAGRAM_OPTIONS if k in kwargs}
+    options = diagram_options(**options)  # checked before the pass over the matrix
     kind, mat, lab, w, tol = _prepare(probs, labels, logits, weights, atol)
     scan = _Scan(kind, mat, tol, lab, want_lse=False)
-    diagram = _reliability_diagram(scan.f, scan.y, weights=w, **kwargs)
+    diagram = _reliability_diagram(scan.f, scan.y, weights=w, **kwargs, **options)
     return dataclasses.replace(diagram, xlabel="Confidence", ylabel="Accuracy")
 
 

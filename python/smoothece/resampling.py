@@ -14,6 +14,7 @@ from typing import Optional, Union
 import numpy as np
 
 from . import _core, _validate
+from ._errors import InputError
 from ._summary import counts_check, summarise
 from ._typing import ArrayLike
 from ._util import MESH_INTERVALS, ToDict, append_doc, bootstrap_interval, frozen, quantiles, sigma_star
@@ -156,17 +157,20 @@ def bootstrap_smece(
         What the weights mean to resampling (below); left out, importance
         weights, with a warning when they look like counts.
     """
+    # The scalar arguments first: a bad one is refused before the pass over the rows.
     n_boot = _validate.count(n_boot, "n_boot", 1)
     fixed = None if sigma is None else _validate.sigma(sigma)
+    level, seed = _validate.level(level), _validate.seed(seed)
+    weight_kind = None if weight_kind is None else _validate.weight_kind(weight_kind)  # None: asked later
+    _validate.threads(threads)
     if method == "rows":
         _validate.rows(f, y, weights)  # bad rows before what they would mean
         if _validate.weight_kind(weight_kind, counts_check(weights)) == "frequency" and weights is not None:
-            raise ValueError("method='rows' redraws rows with their weights (importance weights); frequency weights "
-                             "need method='cells'")
-        return _bootstrap_rows(f, y, weights, metric, n_boot, _validate.level(level), _validate.seed(seed), fixed,
-                               clip, threads)
+            raise InputError("method='rows' redraws rows with their weights (importance weights); frequency weights "
+                             "need method='cells'", "method")
+        return _bootstrap_rows(f, y, weights, metric, n_boot, level, seed, fixed, clip, threads)
     if method != "cells":
-        raise ValueError(f"method must be 'cells' or 'rows', got {method!r}")
+        raise InputError(f"method must be 'cells' or 'rows', got {method!r}", "method")
     analysis = summarise(f, y, weights, clip=clip, metric=metric, threads=threads, full=True, sigma=fixed or 0.0)
     return make_bootstrap(analysis, n_boot=n_boot, level=level, seed=seed, sigma=fixed, weight_kind=weight_kind,
                           threads=threads, counts=counts_check(weights))
@@ -246,6 +250,10 @@ def calibration_test(
     variance f̄(1 − f̄)Σw² of Σ wᵢ·Bernoulli(f̄) (importance weights). Other
     parameters as in :func:`bootstrap_smece`.
     """
+    # The scalar arguments first: a bad one is refused before the pass over the rows.
+    n_sim, seed, level = _validate.count(n_sim, "n_sim", 1), _validate.seed(seed), _validate.level(level)
+    weight_kind = None if weight_kind is None else _validate.weight_kind(weight_kind)  # None: asked later
+    _validate.threads(threads)
     analysis = summarise(f, y, weights, clip=clip, metric=metric, threads=threads, full=True)
     return make_test(analysis, n_sim=n_sim, seed=seed, level=level, weight_kind=weight_kind, threads=threads,
                      counts=counts_check(weights))
