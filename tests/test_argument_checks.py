@@ -1,6 +1,8 @@
 """Scalar arguments of the public functions: bounded, checked before any pass over the
 rows, and refused with an InputError (or TypeError) that names the argument and its value."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -78,3 +80,100 @@ def test_bad_options_of_grouped_calls_come_before_the_keys_pass():
     with pytest.raises(InputError, match="level must be in") as err:
         smoothece.smece_by_group(F, Y, keys, level=2.0)
     assert err.value.argument == "level"
+
+
+# --- the pure-numpy reference checks its input as smoothece.smece does -----------------------
+
+F5 = np.array([0.1, 0.5, 0.9, 0.3, 0.7])
+Y5 = np.array([0, 1, 1, 0, 1])
+
+
+@pytest.mark.parametrize("f, y, weights", [
+    (np.array([0.1, 2.0, 0.9, 0.3, 0.7]), Y5, None),        # outside [0, 1]
+    (np.array([0.1, np.nan, 0.9, 0.3, 0.7]), Y5, None),     # NaN
+    (F5 * 100, Y5, None),                                   # percentages (the hint too)
+    (F5, np.array([0, 1, 2, 0, 1]), None),                  # a label that is not 0/1
+    (np.array([]), np.array([]), None),                     # empty
+    (F5, Y5[:3], None),                                     # lengths that differ
+    (F5, Y5, np.zeros(5)),                                  # weights that sum to zero
+    (F5, Y5, np.array([1.0, -1.0, 1.0, 1.0, 1.0])),         # a negative weight
+    (np.c_[1 - F5, F5], Y5, None),                          # a predict_proba matrix
+])
+def test_reference_refuses_what_smece_refuses_with_the_same_error(f, y, weights):
+    from smoothece import reference
+
+    with pytest.raises(InputError) as want:
+        smoothece.smece(f, y, weights=weights)
+    for call in (lambda: reference.smece(f, y, weights=weights),
+                 lambda: reference.smece_sigma(f, y, 0.1, weights=weights)):
+        with pytest.raises(InputError) as got:
+            call()
+        assert (str(got.value), got.value.argument, got.value.index) == (str(want.value), want.value.argument,
+                                                                          want.value.index)
+
+
+def test_reference_refuses_bad_sigma_tol_and_grid():
+    from smoothece import reference
+
+    for sigma in (0, -0.1, np.nan, np.inf):
+        with pytest.raises(InputError, match=f"sigma must be a positive finite number, got {sigma!r}"):
+            reference.smece_sigma(F5, Y5, sigma)
+    with pytest.raises(InputError, match="sigma=10000.0 with grid=1000: .* more than 2\\*\\*27") as err:
+        reference.smece_sigma(F5, Y5, 1e4)  # the mirror extension grows with sigma
+    assert err.value.argument == "sigma"
+    with pytest.raises(InputError, match="grid must be >= 1, got 0"):
+        reference.smece_sigma(F5, Y5, 0.1, grid=0)
+    with pytest.raises(TypeError, match="grid must be an int"):
+        reference.smece_sigma(F5, Y5, 0.1, grid=10.5)
+    for tol in (0, 1e-300, 1.0, np.nan):
+        with pytest.raises(InputError, match="tol must be a finite number >= 1e-12 and < 1") as err:
+            reference.smece(F5, Y5, tol=tol)
+        assert err.value.argument == "tol"
+    # what it accepts it answers: the same rows as smece, within its discretization error
+    assert reference.smece(F, Y) == pytest.approx(smoothece.smece(F, Y), abs=5e-6)
+
+
+# --- sigma -------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("metric", ["l1", "logit"])
+@pytest.mark.parametrize("sigma, message", [
+    (10**400, "sigma must be a number within the floats' range \\(±1.8e308\\), got "
+              "10000000000000000000...00000000 \\(401 characters\\)"),
+    (-(10**400), "sigma must be a number within the floats' range \\(±1.8e308\\), got "
+                 "-1000000000000000000...00000000 \\(402 characters\\)"),
+    (0.0, "sigma must be a positive finite number, got 0.0"),
+    (-1e-3, "sigma must be a positive finite number, got -0.001"),
+    (float("nan"), "sigma must be a positive finite number, got nan"),
+    (float("inf"), "sigma must be a positive finite number, got inf"),
+])
+def test_sigma_outside_every_range_is_refused(metric, sigma, message):
+    calls = [lambda: smoothece.smece_sigma(F, Y, sigma, metric=metric),
+             lambda: smoothece.reliability_diagram(F, Y, sigma=sigma, metric=metric, n_boot=0),
+             lambda: smoothece.bootstrap_smece(F, Y, sigma=sigma, metric=metric, n_boot=10),
+             lambda: smoothece.CalibrationSketch(metric=metric).update(F, Y).smece_sigma(sigma)]
+    for call in calls:
+        with pytest.raises(InputError, match=message) as err:
+            call()
+        assert err.value.argument == "sigma"
+
+
+@pytest.mark.parametrize("sigma", [1e308, 1.5e300, 5e-324, 1e-310, 9e-301])
+def test_logit_sigma_outside_its_range_is_refused_naming_the_range(sigma):
+    message = re.escape(f"sigma must be in [1e-300, 1e+300] (logit units) for metric='logit', got {sigma!r}")
+    for call in (lambda: smoothece.smece_sigma(F, Y, sigma, metric="logit"),
+                 lambda: smoothece.reliability_diagram(F, Y, sigma=sigma, metric="logit", n_boot=0),
+                 lambda: smoothece.CalibrationSketch(metric="logit").update(F, Y).smece_sigma(sigma)):
+        with pytest.raises(InputError, match=message) as err:
+            call()
+        assert err.value.argument == "sigma"
+
+
+def test_sigma_at_the_ends_of_the_ranges_is_answered():
+    # smECE_sigma is non-increasing in sigma; at the ends of the logit range (and anywhere for l1)
+    # it sits at its limits: the sum over distinct predictions of |sum of residuals| / n as sigma
+    # goes to 0 (every prediction here distinct), |mean residual| as sigma grows.
+    tiny = np.abs(Y - F).mean()
+    huge = abs((Y - F).mean())
+    for metric, small, large in (("logit", 1e-300, 1e300), ("l1", 5e-324, 1e308)):
+        assert smoothece.smece_sigma(F, Y, small, metric=metric) == pytest.approx(tiny, rel=1e-9)
+        assert smoothece.smece_sigma(F, Y, large, metric=metric) == pytest.approx(huge, rel=1e-6)

@@ -103,9 +103,10 @@ def smece_sigma(
     (see :func:`smece`).
 
     Parameters and errors are those of :func:`smece`, plus ``sigma``, which
-    must be a positive finite number.
+    must be a positive finite number (for ``metric="logit"`` within
+    [1e-300, 1e300]; beyond, smECEσ is its limit at either end).
     """
-    s = _validate.sigma(sigma)
+    s = _validate.sigma(sigma, metric)
     t = _validate.threads(threads)
     analysis = summarise(f, y, weights, clip=clip, metric=metric, threads=threads, sigma=s)
     value, _ = analysis.smece_sigma(s, t)

@@ -245,6 +245,15 @@ def real(x: Any, name: str, what: str = "a number") -> float:
         return float(x)
     except (TypeError, ValueError):
         raise TypeError(f"{name} must be {what}, got {x!r}") from None
+    except OverflowError:  # an int (or Fraction) beyond any float, 10**400
+        raise InputError(f"{name} must be {what} within the floats' range (±1.8e308), got {_short(x)}",
+                         name) from None
+
+
+def _short(x: Any) -> str:
+    """repr(x), its middle cut out when long (a 400-digit int)."""
+    text = repr(x)
+    return text if len(text) <= 40 else f"{text[:20]}...{text[-8:]} ({len(text)} characters)"
 
 
 #: Largest replicate count, bin count or the like: beyond it a call would only
@@ -264,10 +273,21 @@ def count(n: Any, name: str, minimum: int, maximum: int = MAX_COUNT) -> int:
     return int(n)
 
 
-def sigma(s: Any) -> float:
+#: The bandwidths metric="logit" takes (logit units): the grid's span and its
+#: exact integrals divide and multiply σ by ~1e2, which must stay a normal float.
+LOGIT_SIGMA_RANGE = (1e-300, 1e300)
+
+
+def sigma(s: Any, metric: str = "l1") -> float:
+    """A bandwidth σ: a positive finite number; for metric="logit" within
+    :data:`LOGIT_SIGMA_RANGE`. InputError naming sigma and its value otherwise."""
     value = real(s, "sigma")
     if not (value > 0.0 and np.isfinite(value)):
-        raise ValueError(f"sigma must be a positive finite number, got {s!r}")
+        raise InputError(f"sigma must be a positive finite number, got {_short(s)}", "sigma")
+    low, high = LOGIT_SIGMA_RANGE
+    if metric == "logit" and not low <= value <= high:
+        raise InputError(f"sigma must be in [{low:g}, {high:g}] (logit units) for metric='logit', got {value!r}",
+                         "sigma")
     return value
 
 

@@ -132,7 +132,7 @@ def reliability_diagram(
     The rows are read once: the curves, σ* and both bands come from one
     summary of them.
     """
-    fixed = None if sigma is None else _validate.sigma(sigma)
+    fixed = None if sigma is None else _validate.sigma(sigma, metric)
     options = diagram_options(n_boot=n_boot, level=level, seed=seed, consistency=consistency, n_sim=n_sim,
                               sample_size=sample_size, weight_kind=weight_kind, threads=threads)  # before the pass
     analysis = summarise(f, y, weights, clip=clip, metric=metric, threads=threads, full=True, sigma=fixed or 0.0)

@@ -4,8 +4,10 @@ This module is the plain reference implementation of SmoothECE (Błasiok &
 Nakkiran, ICLR 2024, Section 3.5): the baseline that benchmarks compare the
 C++ core against and that tests cross-check.  It is deliberately *not*
 optimized -- every σ evaluation re-bins the data, wraps explicitly and runs a
-zero-padded FFT convolution over the whole mirror-extended grid -- and it does
-no input validation beyond converting to float64 (the public API validates).
+zero-padded FFT convolution over the whole mirror-extended grid.  Its input is
+checked as :func:`smoothece.smece` checks it, by the same code (the rows by the
+core's checked pass, which does no arithmetic here; the same InputError
+messages), so a bad row is refused rather than binned off the grid.
 
 Algorithm 1, ``smece_sigma``:
 
@@ -50,11 +52,16 @@ import math
 
 import numpy as np
 
+from . import _validate
+from ._errors import InputError
+from ._summary import checked_rows
+
 __all__ = ["smece_sigma", "smece"]
 
 _NODES_PER_SIGMA = 1000         # M >= 1000 / sigma
 _MIN_NODES = 1000
 _MAX_NODES = 2 ** 20
+_MAX_EXTENDED_NODES = 2 ** 27   # ~1 GB of float64 for the extension, the kernel and their FFTs
 
 
 def _default_grid(sigma):
@@ -63,10 +70,16 @@ def _default_grid(sigma):
 
 
 def _inputs(f, y, weights):
-    f = np.asarray(f, dtype=np.float64)
+    """The rows as float64 arrays, checked as smoothece.smece checks them (InputError, TypeError)."""
+    f, y, w, _ = checked_rows(f, y, weights)
     y = np.asarray(y, dtype=np.float64)
-    w = np.ones_like(f) if weights is None else np.asarray(weights, dtype=np.float64)
+    w = np.ones_like(f) if w is None else w
     return f, y, w
+
+
+def _grid(grid):
+    """M, grid intervals: an int in [1, 2**26] (a float64 array of (2T + 1)·M nodes is made of it)."""
+    return None if grid is None else _validate.count(grid, "grid", 1, 2 ** 26)
 
 
 def _discretize(f, y, w, M):
@@ -96,12 +109,26 @@ def smece_sigma(f, y, sigma, *, weights=None, grid=None):
     """smECE_σ by the paper's Algorithm 1 (discretize, wrap, convolve).
 
     ``grid`` is the number M of grid intervals (M + 1 nodes j/M); default
-    ``max(1000, ceil(1000/σ))``, capped at 2**20.
+    ``max(1000, ceil(1000/σ))``, capped at 2**20. Input as
+    :func:`smoothece.smece_sigma` takes it; the mirror-extended grid,
+    about 24σ·M nodes, must stay within 2**27 (σ up to about 5,000 at the
+    default grid).
     """
+    sigma = _validate.sigma(sigma)
+    grid = _grid(grid)
     f, y, w = _inputs(f, y, weights)
-    sigma = float(sigma)
-    M = _default_grid(sigma) if grid is None else int(grid)
+    return _algorithm_1(f, y, w, sigma, grid)
+
+
+def _algorithm_1(f, y, w, sigma, grid):
+    """smECE_σ of checked rows (float64 f, y, w)."""
+    M = _default_grid(sigma) if grid is None else grid
     T = math.ceil(6.0 * sigma) + 1                    # reflections per side
+    nodes = (4 * T + 1) * M + 1                       # the extension's and the kernel's
+    if nodes > _MAX_EXTENDED_NODES:
+        raise InputError(f"sigma={sigma!r} with grid={M}: the reference's mirror-extended grid would hold {nodes:.3g} "
+                         f"nodes, more than 2**27; use a smaller sigma or grid, or smoothece.smece_sigma",
+                         "sigma" if grid is None else "grid")
 
     h = _discretize(f, y, w, M)                       # M + 1 node masses
     ext = _wrap(h, T)                                 # nodes -T·M .. (1+T)·M
@@ -121,15 +148,18 @@ def smece_sigma(f, y, sigma, *, weights=None, grid=None):
 
 def smece(f, y, *, weights=None, tol=1e-7):
     """SmoothECE σ* by the paper's Algorithm 2: bisection on
-    g(σ) = smECE_σ - σ over [0, 1] until the bracket is < tol; returns the
-    midpoint.  All-zero residuals give 0."""
+    g(σ) = smECE_σ - σ over [0, 1] until the bracket is < tol (in
+    [1e-12, 1): the bracket of floats near σ* cannot shrink below their
+    spacing); returns the midpoint.  All-zero residuals give 0. Input and
+    errors as :func:`smoothece.smece`."""
+    tol = _validate.positive(tol, "tol", minimum=1e-12, below=1.0)
     f, y, w = _inputs(f, y, weights)
     if not np.any(w * (y - f)):
         return 0.0
     lo, hi = 0.0, 1.0
     while hi - lo >= tol:
         mid = 0.5 * (lo + hi)
-        if smece_sigma(f, y, mid, weights=w) > mid:
+        if _algorithm_1(f, y, w, mid, None) > mid:
             lo = mid                                  # g(mid) > 0: σ* above
         else:
             hi = mid

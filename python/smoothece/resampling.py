@@ -159,7 +159,7 @@ def bootstrap_smece(
     """
     # The scalar arguments first: a bad one is refused before the pass over the rows.
     n_boot = _validate.count(n_boot, "n_boot", 1)
-    fixed = None if sigma is None else _validate.sigma(sigma)
+    fixed = None if sigma is None else _validate.sigma(sigma, metric)
     level, seed = _validate.level(level), _validate.seed(seed)
     weight_kind = None if weight_kind is None else _validate.weight_kind(weight_kind)  # None: asked later
     _validate.threads(threads)

@@ -187,7 +187,7 @@ class CalibrationSketch:
     def smece_sigma(self, sigma: float, *, threads: Optional[int] = None) -> float:
         """smECEσ of all rows added. Below the grid's resolution the value is a
         lower bound (smECEσ is non-increasing in σ), with a warning."""
-        s = _validate.sigma(sigma)
+        s = _validate.sigma(sigma, self.metric)
         value, resolved = self._sketch.analysis().smece_sigma(s, _validate.threads(threads))
         if not resolved:
             warnings.warn(f"sigma={s:.3g} is below {self.min_sigma:.3g}, the smallest bandwidth this sketch's grid "
@@ -200,7 +200,7 @@ class CalibrationSketch:
                             threads=None) -> ReliabilityDiagram:
         """As :func:`smoothece.reliability_diagram`, from the sketch alone (tick marks are drawn
         from its distinct predictions, or from its cells at their mean prediction)."""
-        fixed = None if sigma is None else _validate.sigma(sigma)
+        fixed = None if sigma is None else _validate.sigma(sigma, self.metric)
         return make_diagram(self._sketch.analysis(), metric=self.metric, sigma=fixed, n_boot=n_boot, level=level,
                             seed=seed, consistency=consistency, n_sim=n_sim, sample_size=sample_size,
                             weight_kind=weight_kind, threads=threads, counts=self._counts)
@@ -208,7 +208,7 @@ class CalibrationSketch:
     def bootstrap_smece(self, *, n_boot=1000, level=0.95, seed=None, sigma=None, weight_kind=None,
                         threads=None) -> BootstrapResult:
         """As :func:`smoothece.bootstrap_smece` (cell method), from the sketch alone."""
-        fixed = None if sigma is None else _validate.sigma(sigma)
+        fixed = None if sigma is None else _validate.sigma(sigma, self.metric)
         return make_bootstrap(self._sketch.analysis(), n_boot=n_boot, level=level, seed=seed, sigma=fixed,
                               weight_kind=weight_kind, threads=threads, counts=self._counts)
 
