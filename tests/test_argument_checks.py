@@ -177,3 +177,48 @@ def test_sigma_at_the_ends_of_the_ranges_is_answered():
     for metric, small, large in (("logit", 1e-300, 1e300), ("l1", 5e-324, 1e308)):
         assert smoothece.smece_sigma(F, Y, small, metric=metric) == pytest.approx(tiny, rel=1e-9)
         assert smoothece.smece_sigma(F, Y, large, metric=metric) == pytest.approx(huge, rel=1e-6)
+
+
+# --- pyarrow columns ---------------------------------------------------------------------------
+
+def _arrow_columns(pa, values, chunked):
+    return pa.chunked_array([values[:2], values[2:]]) if chunked else pa.array(values)
+
+
+@pytest.mark.parametrize("chunked", [False, True])
+def test_pyarrow_columns_with_nulls_are_refused_naming_the_first(chunked):
+    pa = pytest.importorskip("pyarrow")
+    from decimal import Decimal
+
+    f4, y4 = np.array([0.1, 0.5, 0.9, 0.3]), np.array([1, 0, 0, 1])
+    labels = {"bool": [True, False, None, True], "decimal": [Decimal(1), Decimal(0), None, Decimal(1)],
+              "int": [1, 0, None, 1], "float": [1.0, 0.0, None, 1.0]}
+    for kind, values in labels.items():
+        with pytest.raises(InputError, match="^y\\[2\\] is missing \\(null\\): 1 of 4 values in y are missing") as err:
+            smoothece.smece(f4, _arrow_columns(pa, values, chunked))
+        assert (err.value.argument, err.value.index, err.value.count) == ("y", 2, 1), kind
+    predictions = [Decimal("0.1"), Decimal("0.5"), None, Decimal("0.3")]
+    with pytest.raises(InputError, match="^f\\[2\\] is missing \\(null\\)"):
+        smoothece.smece(_arrow_columns(pa, predictions, chunked), y4)
+    with pytest.raises(InputError, match="^weights\\[2\\] is missing \\(null\\)"):
+        smoothece.smece(f4, y4, weights=_arrow_columns(pa, [1.0, 2.0, None, 1.0], chunked))
+    with pytest.raises(InputError, match="^groups\\[2\\] is missing \\(null\\)"):
+        smoothece.smece_by_group(f4, y4, _arrow_columns(pa, ["a", "b", None, "a"], chunked))
+
+
+@pytest.mark.parametrize("chunked", [False, True])
+def test_pyarrow_columns_without_nulls_read_as_their_values(chunked):
+    pa = pytest.importorskip("pyarrow")
+    from decimal import Decimal
+
+    f4, y4 = np.array([0.1, 0.5, 0.9, 0.3]), np.array([1, 0, 0, 1])
+    want = smoothece.smece(f4, y4)
+    assert smoothece.smece(f4, _arrow_columns(pa, [True, False, False, True], chunked)) == want
+    assert smoothece.smece(f4, _arrow_columns(pa, [Decimal(1), Decimal(0), Decimal(0), Decimal(1)], chunked)) == want
+    assert smoothece.smece(_arrow_columns(pa, [Decimal(str(v)) for v in f4], chunked), y4) == want
+    keys = ["b", "a", "b", "a"]
+    by_arrow = smoothece.smece_by_group(f4, y4, _arrow_columns(pa, keys, chunked))
+    by_numpy = smoothece.smece_by_group(f4, y4, np.array(keys))
+    assert list(by_arrow.keys) == ["a", "b"] and by_arrow.smece.tolist() == by_numpy.smece.tolist()
+    flags = smoothece.smece_by_group(f4, y4, _arrow_columns(pa, [True, False, True, False], chunked))
+    assert list(flags.keys) == [False, True]

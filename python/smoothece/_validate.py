@@ -45,8 +45,9 @@ def _refuse_missing(x: Any, missing: np.ndarray, name: str, what: str, detail: s
     at = np.unravel_index(int(np.argmax(missing)), missing.shape) if missing.ndim else (0,)
     row = int(at[0])
     place = f"{name}[{', '.join(str(int(i)) for i in at)}]"
-    index = getattr(x, "index", None)
-    if index is not None and missing.ndim and len(index) == missing.shape[0] and index[row] != row:
+    index = getattr(x, "index", None)  # a pandas index (pyarrow's .index is a method)
+    if index is not None and not callable(index) and missing.ndim and len(index) == missing.shape[0] and \
+            index[row] != row:
         label = index[row]
         place += f" (index label {(label.item() if isinstance(label, np.generic) else label)!r})"
     raise InputError(f"{place} is {what}{detail}: {count} of {missing.size} values in {name} are {what}; {fix}",
@@ -54,9 +55,15 @@ def _refuse_missing(x: Any, missing: np.ndarray, name: str, what: str, detail: s
 
 
 def _missing_values(x: Any, name: str) -> None:
-    """Refuses masked elements and pandas missing values (NA in nullable columns)."""
+    """Refuses masked elements, pandas missing values (NA in nullable columns) and
+    pyarrow nulls (Array, ChunkedArray: numpy would read them as NaN or None)."""
     if isinstance(x, np.ma.MaskedArray):
         _refuse_missing(x, np.ma.getmaskarray(x), name, "masked", "", "fill them or drop those rows first")
+        return
+    if isinstance(getattr(x, "null_count", None), int) and callable(getattr(x, "is_null", None)):
+        if x.null_count:
+            _refuse_missing(x, np.asarray(x.is_null(), dtype=bool), name, "missing", " (null)",
+                            "drop those rows (or fill them) first")
         return
     isna = getattr(x, "isna", None)
     if callable(isna) and hasattr(x, "to_numpy"):

@@ -232,10 +232,17 @@ def _factorize_column(groups: Any, n: int, name: str, threads: int, column: Any 
         na = np.asarray(isna())
         if na.ndim == 1 and na.any():
             raise _missing_key(name, int(np.argmax(na)), int(na.sum()), na.size, "NA", column)
+    elif isinstance(getattr(groups, "null_count", None), int) and callable(getattr(groups, "is_null", None)):
+        if groups.null_count:  # pyarrow nulls
+            na = np.asarray(groups.is_null(), dtype=bool)
+            raise _missing_key(name, int(np.argmax(na)), int(na.sum()), na.size, "null", column)
     if _is_period_dtype(dtype):
         return _period_keys(groups, n, name, threads, column)
     if callable(isna) or (hasattr(groups, "to_numpy") and not isinstance(groups, np.ndarray)):
-        groups = groups.to_numpy()  # pandas (and polars) columns: numpy's view of them
+        try:  # pandas (and polars) columns: numpy's view of them
+            groups = groups.to_numpy()
+        except (TypeError, ValueError):  # a pyarrow Array copies only when asked (strings, booleans)
+            groups = np.asarray(groups)
     keys = np.asarray(groups)
     if isinstance(groups, list) and keys.dtype.kind == "U" and _has_nul(groups):
         keys = np.array(groups, dtype=object)  # numpy's strings would drop their trailing NULs
