@@ -13,6 +13,7 @@ users can find them again on a busy Axes.
 
 from __future__ import annotations
 
+import warnings
 from typing import TYPE_CHECKING, Any, Dict, Mapping, Optional, Sequence, Union
 
 import numpy as np
@@ -275,6 +276,13 @@ def _smece_text(diagram, digits: int = 3) -> str:
     return f"{text}\n{diagram.level:.0%} CI {lo:.{digits}f}–{hi:.{digits}f}"
 
 
+def _drawable(lower: np.ndarray, upper: np.ndarray) -> bool:
+    """Whether a band has two neighbouring mesh points where both its edges are
+    defined: something to fill (isolated points fill nothing)."""
+    ok = np.isfinite(lower) & np.isfinite(upper)
+    return bool(np.any(ok[1:] & ok[:-1]))
+
+
 def _segment_widths(mesh: np.ndarray, mu: np.ndarray, density: np.ndarray, width_scale: float):
     """Segments of the curve between neighbouring mesh points where both ends
     are finite, with line widths proportional to the density at the
@@ -453,28 +461,45 @@ def plot_diagram(
 
     drew_consistency = False
     shaded = []  # the bands drawn, (lower, upper)
+    undrawn = []  # what was asked for but has no two neighbouring mesh points where it is defined
     if consistency and diagram.consistency_lower is not None and diagram.consistency_upper is not None:
         lo, hi = np.asarray(diagram.consistency_lower, float), np.asarray(diagram.consistency_upper, float)
-        consistency_band = ax.fill_between(
-            mesh, lo, hi, where=np.isfinite(lo) & np.isfinite(hi), facecolor="0.55", alpha=0.22, edgecolor="0.4",
-            hatch="////", linewidth=0.0, zorder=1.5, label="consistency band", gid="smoothece-consistency")
-        drew_consistency = True
-        shaded.append((lo, hi))
+        if _drawable(lo, hi):
+            consistency_band = ax.fill_between(
+                mesh, lo, hi, where=np.isfinite(lo) & np.isfinite(hi), facecolor="0.55", alpha=0.22,
+                edgecolor="0.4", hatch="////", linewidth=0.0, zorder=1.5, label="consistency band",
+                gid="smoothece-consistency")
+            drew_consistency = True
+            shaded.append((lo, hi))
+        else:
+            undrawn.append("consistency band")
 
     if diagram.lower is not None and diagram.upper is not None:
         lo, hi = np.asarray(diagram.lower, float), np.asarray(diagram.upper, float)
-        ax.fill_between(mesh, lo, hi, where=np.isfinite(lo) & np.isfinite(hi), color=color, alpha=0.25,
-                        linewidth=0.0, zorder=2,
-                        # a labelled model's band is told apart by its colour; one legend entry per model
-                        label=f"{diagram.level:.0%} bootstrap band" if label is None else f"_{label} band",
-                        gid="smoothece-band")
-        shaded.append((lo, hi))
+        if _drawable(lo, hi):
+            ax.fill_between(mesh, lo, hi, where=np.isfinite(lo) & np.isfinite(hi), color=color, alpha=0.25,
+                            linewidth=0.0, zorder=2,
+                            # a labelled model's band is told apart by its colour; one legend entry per model
+                            label=f"{diagram.level:.0%} bootstrap band" if label is None else f"_{label} band",
+                            gid="smoothece-band")
+            shaded.append((lo, hi))
+        else:
+            undrawn.append("bootstrap band")
 
     segments, widths = _segment_widths(mesh, mu, np.asarray(diagram.density, dtype=float), float(width_scale))
-    curve = LineCollection(segments, linewidths=widths, colors=color, capstyle="round", joinstyle="round",
-                           zorder=3, label=label if label is not None else "smoothed reliability",
-                           gid="smoothece-curve")
+    if not len(segments):
+        undrawn.insert(0, "curve")
+    curve = LineCollection(segments, colors=color, capstyle="round", joinstyle="round", zorder=3,
+                           # a width even without segments: a legend entry reads the first
+                           linewidths=widths if widths.size else [_MIN_WIDTH * width_scale],
+                           label=label if label is not None else "smoothed reliability", gid="smoothece-curve")
     ax.add_collection(curve, autolim=False)
+    if undrawn:
+        finite = int(np.count_nonzero(np.isfinite(mu)))
+        parts = undrawn[0] if len(undrawn) == 1 else ", ".join(undrawn[:-1]) + " and " + undrawn[-1]
+        warnings.warn(f"the diagram's {parts} {'is' if len(undrawn) == 1 else 'are'} not drawn: "
+                      f"defined at {finite} of {mesh.size} mesh points, no two of them neighbours (no rows within "
+                      f"reach of the kernel elsewhere, at sigma = {diagram.sigma:.3g})", UserWarning, stacklevel=2)
 
     if ticks:
         # In the frame's margin, outside the unit square: the curve's ends at 0 and 1 stay visible.
