@@ -222,3 +222,54 @@ def test_pyarrow_columns_without_nulls_read_as_their_values(chunked):
     assert list(by_arrow.keys) == ["a", "b"] and by_arrow.smece.tolist() == by_numpy.smece.tolist()
     flags = smoothece.smece_by_group(f4, y4, _arrow_columns(pa, [True, False, True, False], chunked))
     assert list(flags.keys) == [False, True]
+
+
+# --- bool options take bools only -----------------------------------------------------------------
+
+@pytest.mark.parametrize("bad", ["yes", "false", 1, 0, None, [True]])
+def test_consistency_takes_only_a_bool(bad):
+    sketch = smoothece.CalibrationSketch().update(F, Y)
+    calls = [lambda: smoothece.reliability_diagram(F, Y, consistency=bad, n_boot=0),
+             lambda: smoothece.top_label_diagram(np.c_[1 - F, F], Y.astype(int), consistency=bad, n_boot=0),
+             lambda: sketch.reliability_diagram(consistency=bad, n_boot=0)]
+    for call in calls:
+        passes = _core.passes_over_rows()
+        with pytest.raises(TypeError, match=f"^consistency must be a bool, got {re.escape(repr(bad))}$"):
+            call()
+        assert _core.passes_over_rows() == passes
+    d = smoothece.reliability_diagram(F, Y, consistency=np.bool_(True), n_sim=20, n_boot=0, seed=0)
+    assert d.consistency_lower is not None  # numpy's bools are bools
+
+
+@pytest.mark.parametrize("option", ["band", "consistency", "ticks", "annotate", "density_panel", "show_diagonal"])
+def test_plot_options_take_only_bools(option):
+    pytest.importorskip("matplotlib")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    d = smoothece.reliability_diagram(F, Y, n_boot=20, seed=0)
+    for bad in ("yes", 1, None):
+        with pytest.raises(TypeError, match=f"^{option} must be a bool, got {re.escape(repr(bad))}$"):
+            d.plot(**{option: bad})
+    from smoothece.plotting import plot_binned_diagram
+
+    with pytest.raises(TypeError, match="^show_counts must be a bool, got 'yes'$"):
+        plot_binned_diagram(F, Y, show_counts="yes")
+
+
+def test_integration_bool_options_take_only_bools():
+    pytest.importorskip("matplotlib")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    sklearn = pytest.importorskip("smoothece.sklearn")
+    with pytest.raises(TypeError, match="^show_diagonal must be a bool, got 'yes'$"):
+        sklearn.SmoothReliabilityDisplay.from_predictions(Y.astype(int), F, ref_line="yes", n_boot=0)
+
+
+def test_dask_compute_takes_only_a_bool():
+    da = pytest.importorskip("dask.array")
+    from smoothece.dask import sketch_from_dask
+
+    with pytest.raises(TypeError, match="^compute must be a bool, got 'no'$"):
+        sketch_from_dask(da.from_array(F, chunks=500), da.from_array(Y, chunks=500), compute="no")

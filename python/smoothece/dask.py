@@ -155,7 +155,7 @@ def _tree(dask, leaves: list, split_every: int, merge=_merge, *settings):
 
 
 def _finish(dask, root, compute: bool, scheduler: Any):
-    if not compute:
+    if not compute:  # a bool (checked before the graph is built)
         return root
     (sketch,) = dask.compute(root, scheduler=scheduler)
     return sketch
@@ -273,6 +273,7 @@ def sketch_from_dask(
     parallelism across chunks). Data never leaves its worker: only sketches
     travel, and they pickle as their checksummed bytes.
     """
+    _validate.flag(compute, "compute")
     dask = _import_dask()
     da = dask.array
     f = _dask_1d(f, "f", da)
@@ -346,6 +347,7 @@ def sketch_from_dask_dataframe(
         within the partition. Pandas nullable columns: missing values (NA)
         are refused like NaN.
     """
+    _validate.flag(compute, "compute")
     dask = _import_dask()
     import dask.dataframe as dd
 

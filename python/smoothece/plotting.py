@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Dict, Mapping, Optional, Sequence, Union
 
 import numpy as np
 
+from . import _validate
 from ._typing import ArrayLike
 from ._util import format_p, format_paired_p
 
@@ -455,6 +456,10 @@ def plot_diagram(
 
     if not (np.isfinite(width_scale) and width_scale > 0):
         raise ValueError(f"width_scale must be a positive finite number, got {width_scale!r}")
+    band, consistency, ticks, annotate, density_panel, show_diagonal = (
+        _validate.flag(value, name) for value, name in
+        ((band, "band"), (consistency, "consistency"), (ticks, "ticks"), (annotate, "annotate"),
+         (density_panel, "density_panel"), (show_diagonal, "show_diagonal")))
     ax = _new_axes(ax, 5.0 * (1.0 + _PANEL_GAP + _PANEL_HEIGHT) if density_panel else 5.0)
     mesh = np.asarray(diagram.mesh, dtype=float)
     mu = np.asarray(diagram.mu, dtype=float)
@@ -624,6 +629,7 @@ def plot_binned_diagram(
     """
     from .measures import binned_calibration
 
+    show_counts = _validate.flag(show_counts, "show_counts")
     b = binned_calibration(f, y, n_bins=n_bins, weights=weights, strategy=strategy, clip=clip)
     ax = _new_axes(ax)
     filled = b.filled
