@@ -121,7 +121,40 @@ def pred_columns(args) -> List[str]:
     return preds
 
 
+def _same_file(a: os.stat_result, b: os.stat_result) -> bool:
+    return (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino)
+
+
+def refuse_writing_over_input(args) -> None:
+    """Usage error when an output of the command is its input file: the image (-o; the same
+    path, or another name of the same file), or standard output redirected into the file
+    (``> in.csv`` has emptied it already; ``>> in.csv`` would append to what is being read)."""
+    try:
+        source = os.fstat(sys.stdin.fileno()) if args.file == "-" else os.stat(args.file)
+    except (OSError, ValueError, AttributeError):  # no such file (said later), or no real standard input
+        return
+    shown = "the file on standard input" if args.file == "-" else f"the input file {args.file}"
+    out = getattr(args, "output", None)
+    if out is not None:
+        same = os.path.realpath(out) == os.path.realpath(args.file) if args.file != "-" else False
+        try:
+            same = same or _same_file(os.stat(out), source)
+        except OSError:  # no such file yet
+            pass
+        if same:
+            raise usage_error(f"-o {out} is {shown}: writing the image would replace the data; "
+                              f"give the image another name")
+    try:
+        stdout = os.fstat(sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):  # captured or closed: not a file
+        return
+    if stat.S_ISREG(stdout.st_mode) and _same_file(stdout, source):
+        raise usage_error(f"standard output is {shown}: the output would be written into the data "
+                          f"being read; redirect it to another file")
+
+
 def open_args_table(args) -> Table:
+    refuse_writing_over_input(args)
     columns = {pred_role(k): col for k, col in enumerate(pred_columns(args))}
     columns["y"] = args.label
     if args.weight is not None:

@@ -556,10 +556,45 @@ class CSVTable(Table):
         return self._chunk(cols, nulls, start)
 
     def chunks(self) -> Iterator[Chunk]:
+        progress = Progress(self.name, None, "bytes") if self.show_progress else None
+        block = None  # pyarrow's block of bytes: chosen from the first rows, unless a row needs more
+        try:
+            while True:
+                try:
+                    yield from self._chunks(block, progress)
+                    return
+                except _RowTooLong as err:
+                    block = self._block_for_long_rows(err.block)
+                    # Read again from the start, the rows already counted skipped (_chunks resumes after them).
+                    self.header_line, self._skipped, self._bad_row = 0, [], None
+        finally:
+            if progress is not None:
+                progress.close()
+
+    def _block_for_long_rows(self, block: int) -> int:
+        """A block that holds the file's longest line twice over (a row longer than a block is
+        refused by pyarrow), or one twice as large if it already did (quoted line breaks)."""
+        if self.source == STDIN:
+            raise CLIError(f"{self.name}: a row at or after {self.where(self.rows)} is longer than {block >> 10:,} kB, "
+                           f"more than the reader takes in one piece from standard input; save the data to a file "
+                           f"and pass its name (a file is read again in pieces as large as its longest row)")
+        longest = _longest_line(self.source, self.name)
+        wanted = max(2 * block, 1 << max(2 * longest - 1, 1).bit_length())
+        if wanted > _MAX_BLOCK:
+            raise CLIError(f"{self.name}: a row at or after {self.where(self.rows)} is longer than "
+                           f"{_MAX_BLOCK >> 21} MB (the longest line holds {longest:,} bytes): smoothece reads rows of "
+                           f"up to {_MAX_BLOCK >> 21} MB; drop the long fields (e.g. the columns not used) first")
+        return wanted
+
+    def _chunks(self, block: Optional[int], progress) -> Iterator[Chunk]:
+        """The chunks from the rows after the first ``self.rows`` (those read already), with
+        pyarrow's blocks of ``block`` bytes (None: chosen from the first rows)."""
         pa = self.pa
         pacsv = pa.csv
         raw, counted, total = self._open()
-        progress = Progress(self.name, total, "bytes") if self.show_progress else None
+        if progress is not None:
+            progress.total = total
+        skip = self.rows
         try:
             names, delim, head = self._read_header(raw)
             positions = self._positions(names)
@@ -572,8 +607,11 @@ class CSVTable(Table):
             # pyarrow's reader holds tens of times its block of bytes in memory, so the blocks stay small
             # (1 MB at most; 64 kB at least, so that a longer row later on still fits) and the batches
             # are gathered into chunks of chunksize rows (each sketch update has a cost of its own).
-            per_row = len(head) / max(1, head.count(b"\n"))
-            block = int(min(1 << 20, max(1 << 16, per_row * self.chunksize)))
+            # A row longer than a block (a long field, even in a column not used) makes the file read
+            # again with blocks that hold its longest line.
+            if block is None:
+                per_row = len(head) / max(1, head.count(b"\n"))
+                block = int(min(1 << 20, max(1 << 16, per_row * self.chunksize)))
             stream = _AfterHeader(raw, head)
             try:
                 reader = pacsv.open_csv(
@@ -586,12 +624,18 @@ class CSVTable(Table):
                         include_columns=[fields[i] for i in used],
                         column_types={fields[i]: pa.binary() for i in used},
                         null_values=list(NA_TOKENS), strings_can_be_null=True, quoted_strings_can_be_null=True))
-                batches, rows = [], 0
+                batches, rows, passed = [], 0, 0
                 while True:
                     try:
                         batch = reader.read_next_batch()
                     except StopIteration:
                         batch = None
+                    if batch is not None and passed < skip:  # read before the block grew: counted already
+                        take = min(batch.num_rows, skip - passed)
+                        passed += take
+                        batch = batch.slice(take) if take < batch.num_rows else None
+                        if batch is None:
+                            continue
                     if batch is not None:
                         batches.append(batch)
                         rows += batch.num_rows
@@ -614,16 +658,48 @@ class CSVTable(Table):
                         f"row{'s' if self.rows != 1 else ''} (a quote left open swallows the lines after it); line "
                         f"numbers given count a row as one line")
             except pa.ArrowInvalid as err:
+                if "straddl" in str(err):  # pyarrow's "straddling object straddles two block boundaries"
+                    raise _RowTooLong(block) from None
                 raise self._parse_error(err) from None
             except (*_READ_ERRORS, pa.ArrowException) as err:
                 raise CLIError(f"cannot read {self.name}: {one_line(err)}") from None
         finally:
-            if progress is not None:
-                progress.close()
             if raw is not sys.stdin.buffer:
                 raw.close()
             if counted is not None:
                 counted.close()
+
+
+class _RowTooLong(Exception):
+    """A row longer than pyarrow's block of ``block`` bytes."""
+
+    def __init__(self, block: int):
+        super().__init__(block)
+        self.block = block
+
+
+#: The largest block of bytes the CSV reader takes (so the longest row): 1 GiB.
+_MAX_BLOCK = 1 << 30
+
+
+def _longest_line(path: str, name: str) -> int:
+    """Bytes in the longest line of a file (gzipped or not), in one pass of 16 MB pieces."""
+    try:
+        with open(path, "rb") as raw:
+            fh = gzip.GzipFile(fileobj=raw, mode="rb") if raw.peek(2)[:2] == b"\x1f\x8b" else raw
+            longest, run = 0, 0  # run: bytes since the last line break
+            while True:
+                piece = fh.read(16 << 20)
+                if not piece:
+                    return max(longest, run)
+                breaks = np.flatnonzero(np.frombuffer(piece, dtype=np.uint8) == 10)
+                if breaks.size == 0:
+                    run += len(piece)
+                    continue
+                longest = max(longest, run + int(breaks[0]) + 1, int(np.diff(breaks).max(initial=0)))
+                run = len(piece) - int(breaks[-1]) - 1
+    except _READ_ERRORS as err:
+        raise CLIError(f"cannot read {name}: {one_line(err)}") from None
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -684,7 +760,14 @@ class ParquetTable(Table):
         pa = self.pa
         pq = pa.parquet
         try:
-            pfile = pq.ParquetFile(self.source)
+            # pyarrow (15 and later) checks each data page against the CRC-32 in its header where
+            # the writer stored one (pq.write_table(..., write_page_checksum=True); Spark and other
+            # writers may); pages without one, and files of pyarrow 14, are read unchecked:
+            # Parquet has no checksum of its own over the data, so damage there reads as values.
+            try:
+                pfile = pq.ParquetFile(self.source, page_checksum_verification=True)
+            except TypeError:  # pyarrow 14
+                pfile = pq.ParquetFile(self.source)
         except (OSError, pa.ArrowException) as err:
             raise CLIError(f"cannot read {self.name} as Parquet: {one_line(err)}") from None
         schema = pfile.schema_arrow
@@ -709,7 +792,9 @@ class ParquetTable(Table):
                 if chunk is not None:
                     yield chunk
         except (OSError, pa.ArrowException) as err:
-            raise CLIError(f"cannot read {self.name}: {one_line(err)}") from None
+            damaged = "; the file is damaged: a page differs from the checksum its writer stored" \
+                if "checksum" in str(err).lower() else ""
+            raise CLIError(f"cannot read {self.name}: {one_line(err)}{damaged}") from None
         finally:
             if progress is not None:
                 progress.close()
