@@ -161,8 +161,8 @@ def test_keys_changed_by_another_thread_during_smece_by_group_never_crash():
     # Integer keys 0..7 are their own codes; keys 1..8 index a table sized by a first pass over
     # them. Another thread rewrites the keys while the calls read them with the GIL released:
     # each call answers (its groups hold every row) or says the keys changed, and the process
-    # lives on. (Both crashed the process within seconds when the calls read the caller's
-    # keys more than once.)
+    # lives on (a pass that indexed by the caller's keys after an earlier pass checked them
+    # would write past its tables).
     got = run_python("""
 import json, threading, time
 import numpy as np
