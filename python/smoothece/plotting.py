@@ -479,7 +479,7 @@ def plot_diagram(
         else:
             undrawn.append("consistency band")
 
-    if diagram.lower is not None and diagram.upper is not None:
+    if band and diagram.lower is not None and diagram.upper is not None:
         lo, hi = np.asarray(diagram.lower, float), np.asarray(diagram.upper, float)
         if _drawable(lo, hi):
             ax.fill_between(mesh, lo, hi, where=np.isfinite(lo) & np.isfinite(hi), color=color, alpha=0.25,
