@@ -122,20 +122,24 @@ class _Residual:
         r = np.empty_like(t)
         dr = np.empty_like(t) if with_deriv else None
         n = t.size
-        # Widest single-point window decides the chunk length.
+        # Widest single-point window decides the chunk length; a chunk spans
+        # at most L in t, so its union window is at most 1.5 times the
+        # single-point one (a longer span would mostly add centres beyond L).
         lo = np.searchsorted(self.c, t - self.L, "left")
         hi = np.searchsorted(self.c, t + self.L, "right")
         width = max(1, int((hi - lo).max(initial=1)))
         chunk = max(1, _BLOCK // (2 * width))
         norm = 1.0 / (_SQRT_2PI * self.sigma)
-        for s in range(0, n, chunk):
-            e = min(n, s + chunk)
+        s = 0
+        while s < n:
+            e = max(s + 1, min(n, s + chunk, int(np.searchsorted(t, t[s] + self.L, "right"))))
             i, j = lo[s], hi[e - 1]     # t sorted -> union window of the chunk
             z = (t[s:e, None] - self.c[None, i:j]) / self.sigma
             g = np.exp(-0.5 * z * z)
             r[s:e] = (g @ self.coef[i:j]) * norm
             if with_deriv:
                 dr[s:e] = -((g * z) @ self.coef[i:j]) * (norm / self.sigma)
+            s = e
         return (r, dr) if with_deriv else r
 
     # ---- exact integral on a segment ---------------------------------------
