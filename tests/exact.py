@@ -53,8 +53,9 @@ __all__ = ["exact_residual", "exact_smece_sigma", "exact_smece"]
 _CUTOFF = 15.0
 # Scan spacing is sigma / _SCAN_PER_SIGMA.
 _SCAN_PER_SIGMA = 40
-# Element budget of one dense (t-chunk x centres) block, bounds memory (~16 MB).
-_BLOCK = 2_000_000
+# Element budget of one dense (t-chunk x centres) block: 512 kB, so that the
+# block's temporaries stay in a core's cache.
+_BLOCK = 1 << 16
 _SQRT_2PI = math.sqrt(2.0 * math.pi)
 
 
