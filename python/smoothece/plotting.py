@@ -726,7 +726,9 @@ def _draw_comparison(ax, diagrams, names, comparisons, *, colors=None, ticks: bo
     ax.texts[-1].set_gid("smoothece-annotation-comparison")
     d = _decimals([dg.smece for dg in diagrams])
     handles = [Line2D([], [], color=color, linewidth=2.5) for color in colors[:len(diagrams)]]
-    labels = [f"{_text_name(n)}: {name} = {dg.smece:.{d}f}" for n, dg in zip(names, diagrams)]
+    # A zero-width space before a name starting with "_": matplotlib < 3.10 drops such legend entries (warning).
+    labels = [("\u200b" if n.startswith("_") else "") + f"{_text_name(n)}: {name} = {dg.smece:.{d}f}"
+              for n, dg in zip(names, diagrams)]
     free = [c for c in _CORNERS if c != corner]
     obstacles = regions + [_box_region(box), _line_region(_DIAGONAL, _DIAGONAL, 0.005, 0.5)]
     candidates = [(size, free, *_legend_size(labels, size)) for size in ("small", "x-small")]
