@@ -314,10 +314,10 @@ def test_json_carries_the_warnings(tmp_path):
     as_json, as_text = run_many(("score", path, "--pred", "p", "--label", "y", "--resolution", "256", "--json"),
                                 ("score", path, "--pred", "p", "--label", "y", "--resolution", "256"))
     out = ok_json(as_json)
-    assert len(out["warnings"]) == 1 and "smallest bandwidth" in out["warnings"][0]
+    assert len(out["warnings"]) == 1 and "grid resolves only bandwidths from 0.0625" in out["warnings"][0]
     assert out["warnings"][0].endswith("(here: a larger --resolution, up to 4194304)")
     assert as_json.stderr == ""
-    assert as_text.returncode == 0 and as_text.stderr.startswith("smoothece: warning: the SmoothECE lies below")
+    assert as_text.returncode == 0 and as_text.stderr.startswith("smoothece: warning: this sketch's grid resolves only")
 
 
 def test_weight_kind_reaches_the_resampling(tmp_path):

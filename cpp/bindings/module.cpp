@@ -15,7 +15,6 @@ void register_groups(py::module_& m);
 // What the Python layer and the tests read about the core itself (here, not
 // in a file of its own: every binding file costs seconds of pybind11 headers).
 void register_support(py::module_& m) {
-    m.attr("NULL_TIE") = kNullTie;  // a null counts from NULL_TIE · statistic up (resample.hpp)
     m.def("available_cpus", &available_cpus, "CPUs this process may use (affinity and cgroup quota).");
     m.def("passes_over_rows", &passes_over_rows, "Passes over caller rows since the process started (a test hook).");
     m.def(

@@ -2,6 +2,7 @@
 
 #include "answers/analysis.hpp"
 #include "answers/comparison.hpp"
+#include "answers/uncertainty.hpp"
 
 namespace smoothece::bind {
 
@@ -22,11 +23,23 @@ py::dict curves_to_dict(DiagramCurves&& c) {
     return d;
 }
 
-ResampleKind as_kind(const std::string& kind) {
-    if (kind == "bootstrap") return ResampleKind::Bootstrap;
-    if (kind == "consistency") return ResampleKind::Consistency;
-    throw py::value_error("kind must be 'bootstrap' or 'consistency', got '" + kind + "'");
+UncertaintyRequest as_request(std::int64_t count, std::uint64_t seed, double level, const std::string& weights,
+                              std::int64_t threads, std::int64_t mesh_intervals) {
+    UncertaintyRequest r;
+    r.count = count;
+    r.seed = seed;
+    r.level = level;
+    r.weights = as_weight_kind(weights);
+    r.threads = threads;
+    r.mesh_intervals = mesh_intervals;
+    return r;
 }
+
+py::object band_or_none(std::vector<double>&& band) {
+    return band.empty() ? py::object(py::none()) : py::object(to_numpy(std::move(band)));
+}
+
+const char* standing_name(Standing s) { return s == Standing::Bound ? "bound" : "resolved"; }
 
 }  // namespace
 
@@ -47,22 +60,39 @@ void register_analysis(py::module_& m) {
              [](Analysis& a, double sigma, std::int64_t mesh_intervals, std::int64_t threads) {
                  return curves_to_dict(without_gil([&] { return a.curves(sigma, mesh_intervals, threads); }));
              })
-        .def("replicates",
-             // (σ* of each replicate, smECE at band_sigma of each, the band's lower and upper
-             // curves (None without curves), replicates unresolved)
-             [](Analysis& a, const std::string& kind, std::int64_t count, std::uint64_t seed, double band_sigma,
-                std::int64_t mesh_intervals, const std::string& weights, bool at_band, std::int64_t threads,
-                double band_level) {
-                 const ResampleKind k = as_kind(kind);
-                 const WeightKind w = as_weight_kind(weights);
-                 Replicates reps = without_gil([&] {
-                     return a.replicates(k, count, seed, band_sigma, mesh_intervals, w, at_band, threads, band_level);
-                 });
-                 const bool band = !reps.band_lower.empty();
-                 return py::make_tuple(to_numpy(std::move(reps.sigma_star)), to_numpy(std::move(reps.smece_at_band)),
-                                       band ? py::object(to_numpy(std::move(reps.band_lower))) : py::none(),
-                                       band ? py::object(to_numpy(std::move(reps.band_upper))) : py::none(),
-                                       reps.unresolved);
+        .def("bootstrap",
+             // The bootstrap answer (answers/uncertainty.hpp) as a dict; sigma ≤ 0: at σ*.
+             [](Analysis& a, double sigma, std::int64_t count, std::uint64_t seed, double level,
+                const std::string& weights, std::int64_t threads, std::int64_t mesh_intervals) {
+                 const UncertaintyRequest r = as_request(count, seed, level, weights, threads, mesh_intervals);
+                 BootstrapAnswer b = without_gil([&] { return bootstrap_answer(a, sigma, r); });
+                 py::dict d;
+                 d["standing"] = standing_name(b.standing);
+                 d["value"] = b.value;
+                 d["sigma"] = b.sigma;
+                 d["low"] = b.low;
+                 d["high"] = b.high;
+                 d["replicates"] = to_numpy(std::move(b.replicates));
+                 d["below_grid"] = b.below_grid;
+                 d["band_lower"] = band_or_none(std::move(b.band_lower));
+                 d["band_upper"] = band_or_none(std::move(b.band_upper));
+                 return d;
+             })
+        .def("test",
+             // The calibration test (answers/uncertainty.hpp) as a dict; band_sigma ≤ 0: at the statistic.
+             [](Analysis& a, std::int64_t count, std::uint64_t seed, double level, const std::string& weights,
+                std::int64_t threads, std::int64_t mesh_intervals, double band_sigma) {
+                 const UncertaintyRequest r = as_request(count, seed, level, weights, threads, mesh_intervals);
+                 TestAnswer t = without_gil([&] { return test_answer(a, r, band_sigma); });
+                 py::dict d;
+                 d["standing"] = standing_name(t.standing);
+                 d["statistic"] = t.statistic;
+                 d["p_value"] = t.p_value;
+                 d["null"] = to_numpy(std::move(t.null));
+                 d["below_grid"] = t.below_grid;
+                 d["band_lower"] = band_or_none(std::move(t.band_lower));
+                 d["band_upper"] = band_or_none(std::move(t.band_upper));
+                 return d;
              })
         .def("sample",
              [](Analysis& a, std::int64_t size, std::uint64_t seed) {
@@ -74,6 +104,21 @@ void register_analysis(py::module_& m) {
         .def_property_readonly("total_weight", [](const Analysis& a) { return a.summary().total_weight(); })
         .def_property_readonly("min_sigma",
                                [](const Analysis& a) { return a.summary().min_sigma() * a.summary().mapping.span; });
+
+    m.def(
+        "bootstrap_interval",
+        [](double value, const py::array_t<double, py::array::c_style | py::array::forcecast>& replicates, double level,
+           bool nonnegative) {
+            if (replicates.ndim() != 1) throw py::value_error("replicates must be 1-D");
+            std::vector<double> reps(replicates.data(), replicates.data() + replicates.size());
+            return bootstrap_interval(value, std::move(reps), level, nonnegative);
+        },
+        "The level bootstrap interval (low, high) of a statistic estimated as value (resampling/resample.hpp).",
+        py::arg("value"), py::arg("replicates"), py::arg("level"), py::arg("nonnegative"));
+
+    m.def(
+        "finest_fixed_sigma", [](const std::string& metric) { return Analysis::finest_fixed_sigma(as_metric(metric)); },
+        "The smallest fixed sigma whose bootstrap replicates arrays resolve (from their cells).", py::arg("metric"));
 
     m.def(
         "pointwise_band",

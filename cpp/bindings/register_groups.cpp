@@ -15,6 +15,7 @@ py::dict answers_to_dict(GroupAnswers&& a) {
     d["low"] = to_numpy(std::move(a.low));
     d["high"] = to_numpy(std::move(a.high));
     d["p_value"] = to_numpy(std::move(a.p_value));
+    d["bound"] = to_numpy(std::move(a.bound)).attr("astype")("bool");
     return d;
 }
 

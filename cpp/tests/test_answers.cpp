@@ -4,8 +4,13 @@
 #include <cmath>
 #include <string>
 
+#include <random>
+
 #include "answers/analysis.hpp"
+#include "answers/uncertainty.hpp"
 #include "core_rows.hpp"
+#include "products/sketch.hpp"
+#include "runtime/errors.hpp"
 
 using namespace smoothece;
 using namespace smoothece::testing;
@@ -95,3 +100,46 @@ TEST(weights_scale_invariant) {
 }
 
 }  // namespace
+
+// The uncertainty answers say what their numbers are: a sketch whose grid
+// does not resolve σ* (256 intervals: σ ≥ 1/16; calibrated rows put σ* near
+// 0.01) answers with a bound and computes no interval or p-value from it;
+// the same rows as arrays give both, and a fixed σ finer than the cells is refused.
+TEST(uncertainty_answers_never_come_from_a_bound) {
+    std::mt19937_64 rng(7);
+    std::uniform_real_distribution<double> u;
+    Rows calibrated;
+    for (int i = 0; i < 50000; ++i) {
+        calibrated.f.push_back(u(rng));
+        calibrated.y.push_back(u(rng) < calibrated.f.back() ? 1 : 0);
+    }
+    UncertaintyRequest request;
+    request.count = 50;
+    request.seed = 3;
+    request.threads = 1;
+    Sketch coarse(Metric::L1, 256);
+    coarse.update(calibrated.inputs(), 1);
+    Analysis sketch = coarse.analysis();
+    const BootstrapAnswer bound = bootstrap_answer(sketch, 0.0, request);
+    check(bound.standing == Standing::Bound && std::isnan(bound.low) && std::isnan(bound.high) && bound.replicates.empty(),
+          "a bound gets no interval");
+    const TestAnswer untested = test_answer(sketch, request);
+    check(untested.standing == Standing::Bound && std::isnan(untested.p_value) && untested.null.empty(),
+          "a bound gets no p-value");
+    bool refused = false;
+    try {
+        bootstrap_answer(sketch, 0.01, request);
+    } catch (const InputError& e) {
+        refused = e.argument == "sigma";
+    }
+    check(refused, "a fixed sigma below the sketch's cells is refused, naming sigma");
+    Analysis arrays = Analysis::of_rows(calibrated.inputs(), Metric::L1, Content::Full, 1);
+    const BootstrapAnswer value = bootstrap_answer(arrays, 0.0, request);
+    check(value.standing == Standing::Resolved && value.low <= value.value && value.value <= value.high &&
+              value.replicates.size() == 50,
+          "arrays: an interval around the value");
+    const TestAnswer tested = test_answer(arrays, request);
+    check(tested.standing == Standing::Resolved && tested.p_value > 0.0 && tested.p_value <= 1.0,
+          "arrays: a p-value");
+    check(value.value < bound.value, "the bound lies above the value");
+}

@@ -20,7 +20,7 @@ except ImportError as err:  # pragma: no cover - only on a broken install
     ) from err
 
 from ._api import smece, smece_sigma
-from ._errors import InputError, ResolutionWarning, WeightKindWarning
+from ._errors import InputError, ResolutionError, ResolutionWarning, WeightKindWarning
 from .compare import Comparison, ComparisonSketch, ModelComparison, compare, compare_models
 from .diagram import ReliabilityDiagram, reliability_diagram
 from .groups import GroupedCalibration, GroupedSketch, smece_by_group
@@ -44,7 +44,7 @@ if TYPE_CHECKING:  # imported on first use (below); type checkers see it here
     from .recalibration import SmoothCalibrator
 
 # Names defined in private modules say where users find them (reprs, help(), pickle).
-for _public in (smece, smece_sigma, InputError, ResolutionWarning, WeightKindWarning):
+for _public in (smece, smece_sigma, InputError, ResolutionError, ResolutionWarning, WeightKindWarning):
     _public.__module__ = __name__
 del _public
 
@@ -95,6 +95,7 @@ __all__ = [
     "GroupedCalibration",
     "GroupedSketch",
     "InputError",
+    "ResolutionError",
     "ResolutionWarning",
     "WeightKindWarning",
     "confidence_pairs",

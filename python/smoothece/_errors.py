@@ -57,3 +57,30 @@ class WeightKindWarning(UserWarning):
 class ResolutionWarning(UserWarning):
     """A bandwidth below what a sketch's grid resolves was asked for or found:
     the answer is a bound, and the message says which."""
+
+
+class ResolutionError(InputError):
+    """A test, interval or diagram was asked of a sketch whose grid does not
+    resolve its SmoothECE σ*: σ* is known only to lie in [``lower``, ``upper``),
+    and nothing is computed from such a bound. A ``ValueError`` (and an
+    :class:`InputError` of the argument ``"resolution"``) whose message says
+    which resolution would resolve it.
+
+    Attributes
+    ----------
+    lower, upper : float
+        Where σ* lies (below ``upper``).
+    needed : int or None
+        The smallest sketch resolution that resolves every σ* from ``lower`` on
+        (None when no resolution up to 2**22 does).
+    """
+
+    def __init__(self, message: str, lower: float = float("nan"), upper: float = float("nan"),
+                 needed: Optional[int] = None):
+        super().__init__(message, "resolution")
+        self.lower = float(lower)
+        self.upper = float(upper)
+        self.needed = None if needed is None else int(needed)
+
+    def __reduce__(self):
+        return (type(self), (str(self), self.lower, self.upper, self.needed))

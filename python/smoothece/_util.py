@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import os
 import sys
 import warnings
@@ -10,7 +9,8 @@ from typing import Optional, overload
 
 import numpy as np
 
-from ._errors import ResolutionWarning
+from . import _core
+from ._errors import ResolutionError, ResolutionWarning
 
 #: Mesh of the returned curves: 2^9 intervals (fewer when σ is large).
 MESH_INTERVALS = 512
@@ -71,22 +71,13 @@ def bootstrap_interval(value: float, replicates: np.ndarray, level: float, *, no
     upper bound. Keeping q₊ as the upper end keeps the replicates' skew, which a
     reflection would turn the wrong way (heavy-tailed weights). The interval always
     holds ``value``. bench/coverage.py measures its coverage of the population SmoothECE
-    (docs/statistics.md). The C++ group answers apply the same rule
-    (cpp/core/resampling/band.cpp, ``bootstrap_interval``), to the bit.
+    (docs/statistics.md). The rule lives in the core (cpp/core/resampling/band.cpp,
+    ``bootstrap_interval``), which every answer of the library uses.
 
     NaN ``value`` or no valid replicate gives (NaN, NaN)."""
-    alpha = 1.0 - level
-    q_low, q_high = (float(q) for q in quantiles(replicates, [alpha / 2, 1 - alpha / 2]))
-    v = float(value)
-    if not (np.isfinite(v) and np.isfinite(q_low) and np.isfinite(q_high)):
-        return float("nan"), float("nan")
-    if not nonnegative:
-        d = max(q_high - v, v - q_low)
-        return v - d, v + d
-    # The same operations, in the same order, as the C++ rule: both give the same bits.
-    v2 = v * v
-    d = max(q_high * q_high - v2, v2 - q_low * q_low)
-    return math.sqrt(max(0.0, v2 - d)), math.sqrt(v2 + d)
+    low, high = _core.bootstrap_interval(float(value), np.asarray(replicates, dtype=np.float64).ravel(), level,
+                                         nonnegative)
+    return float(low), float(high)
 
 
 def sigma_star(analysis, threads: int, stacklevel: int = 3) -> float:
@@ -94,10 +85,22 @@ def sigma_star(analysis, threads: int, stacklevel: int = 3) -> float:
     sigma, resolved, lower, upper = analysis.smece(threads)
     if not resolved:
         warnings.warn(
-            f"the SmoothECE lies below {upper:.3g}, the smallest bandwidth this sketch's grid resolves (and above "
-            f"{lower:.3g}); returning the bound {upper:.3g}. A sketch with a finer resolution resolves it.",
-            ResolutionWarning, stacklevel=stacklevel)
+            f"this sketch's grid resolves only bandwidths from {analysis.min_sigma:.3g} on and the SmoothECE lies "
+            f"below (between {lower:.3g} and {upper:.3g}); returning the upper bound {upper:.3g}. A sketch with a "
+            f"finer resolution resolves it.", ResolutionWarning, stacklevel=stacklevel)
     return sigma
+
+
+def refuse_bound(analysis, threads: int, asked: str) -> None:
+    """:class:`ResolutionError` when the analysis knows σ* only as a bound (a
+    sketch's grid does not resolve it): ``asked`` (a test, an interval, a
+    diagram) would be computed from the bound, so it is not computed."""
+    _, ok, lower, upper = analysis.smece(threads)  # solved once; the answers reuse it
+    if not ok:
+        raise ResolutionError(
+            f"{asked} needs the SmoothECE itself, but this sketch's grid resolves only bandwidths from "
+            f"{analysis.min_sigma:.3g} on and the SmoothECE lies below (between {lower:.3g} and {upper:.3g})",
+            lower, upper)
 
 
 _PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep

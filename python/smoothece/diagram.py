@@ -14,7 +14,7 @@ import numpy as np
 from . import _validate
 from ._summary import counts_check, summarise
 from ._typing import ArrayLike
-from ._util import MESH_INTERVALS, ToDict, bootstrap_interval, frozen
+from ._util import MESH_INTERVALS, ToDict, frozen, refuse_bound
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -135,6 +135,10 @@ def reliability_diagram(
     fixed = None if sigma is None else _validate.sigma(sigma, metric)
     options = diagram_options(n_boot=n_boot, level=level, seed=seed, consistency=consistency, n_sim=n_sim,
                               sample_size=sample_size, weight_kind=weight_kind, threads=threads)  # before the pass
+    if options["n_boot"]:
+        from .resampling import finest_fixed_sigma
+
+        finest_fixed_sigma(fixed, metric, "n_boot=0 draws the curves without the band at any sigma")
     analysis = summarise(f, y, weights, clip=clip, metric=metric, threads=threads, full=True, sigma=fixed or 0.0)
     return make_diagram(analysis, metric=metric, sigma=fixed, counts=counts_check(weights), **options)
 
@@ -162,18 +166,19 @@ def make_diagram(analysis, *, metric, sigma, n_boot, level, seed, consistency, n
     n_boot, level, seed, consistency, n_sim, sample_size, weight_kind, _ = options.values()
     kind = _validate.weight_kind(weight_kind, counts if n_boot or consistency else None)
     t = _validate.threads(threads)
+    if sigma is None:  # curves, band and interval at σ* need its value, not a bound
+        refuse_bound(analysis, t, "A reliability diagram at the SmoothECE (sigma=None)")
     curves = analysis.curves(-1.0 if sigma is None else sigma, MESH_INTERVALS, t)
     drawn_at = curves["sigma"]
     value = curves["sigma"] if sigma is None else curves["smece_sigma"]
     lower = upper = c_lower = c_upper = None
     lo = hi = float("nan")
     if n_boot:
-        star, at_band, lower, upper, _ = analysis.replicates(_BOOTSTRAP, n_boot, seed, drawn_at, MESH_INTERVALS,
-                                                             kind, sigma is not None, t, level)
-        lo, hi = bootstrap_interval(value, star if sigma is None else at_band, level, nonnegative=True)
+        boot = analysis.bootstrap(0.0 if sigma is None else sigma, n_boot, seed, level, kind, t, MESH_INTERVALS)
+        lower, upper, lo, hi = boot["band_lower"], boot["band_upper"], boot["low"], boot["high"]
     if consistency:
-        _, _, c_lower, c_upper, _ = analysis.replicates(_CONSISTENCY, n_sim, seed, drawn_at, MESH_INTERVALS, kind,
-                                                        False, t, level)
+        null = analysis.test(n_sim, seed, level, kind, t, MESH_INTERVALS, drawn_at)
+        c_lower, c_upper = null["band_lower"], null["band_upper"]
     # Ticks of at most the rows' number: more draws (with replacement) add nothing to the plot.
     sample_f, sample_y = analysis.sample(min(sample_size, int(curves["rows"])), seed)
     return ReliabilityDiagram(

@@ -21,10 +21,10 @@ from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple, Union
 import numpy as np
 
 from . import _core, _validate
-from ._errors import InputError
+from ._errors import InputError, ResolutionWarning
 from ._summary import counts_check
 from ._typing import ArrayLike
-from ._util import ToDict, format_p, frozen, imported
+from ._util import ToDict, format_p, frozen, imported, outside_stacklevel
 from .sketch import DEFAULT_RESOLUTION, CalibrationSketch
 
 if TYPE_CHECKING:
@@ -686,6 +686,14 @@ class GroupedCalibration(ToDict):
 def _result(keys, ordered, answers: Dict[str, np.ndarray], *, level, n_boot, n_sim, seed, metric,
             key_names=None) -> GroupedCalibration:
     p = answers["p_value"]
+    bound = answers["bound"]
+    if bound.any():  # only a sketch's grid leaves σ* unresolved (arrays have their rows)
+        named = ", ".join(repr(k) for k in np.asarray(keys, dtype=object)[bound][:3])
+        named += ", ..." if bound.sum() > 3 else ""
+        warnings.warn(f"{int(bound.sum())} of {bound.size} groups ({named}) have a SmoothECE below what the sketch's "
+                      f"grid resolves: their smece is an upper bound, and their interval and p-value are not "
+                      f"computed from it (NaN). A sketch with a finer resolution resolves them.", ResolutionWarning,
+                      stacklevel=outside_stacklevel())
     return GroupedCalibration(
         keys=frozen(keys if isinstance(keys, np.ndarray) else np.asarray(keys)), n=frozen(answers["rows"]),
         total_weight=frozen(answers["total_weight"]), smece=frozen(answers["sigma"]), low=frozen(answers["low"]),

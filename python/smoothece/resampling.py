@@ -17,7 +17,7 @@ from . import _core, _validate
 from ._errors import InputError
 from ._summary import counts_check, summarise
 from ._typing import ArrayLike
-from ._util import MESH_INTERVALS, ToDict, append_doc, bootstrap_interval, frozen, quantiles, sigma_star
+from ._util import MESH_INTERVALS, ToDict, append_doc, bootstrap_interval, frozen, quantiles, refuse_bound
 
 __all__ = ["BootstrapResult", "CalibrationTest", "bootstrap_smece", "calibration_test"]
 
@@ -171,9 +171,19 @@ def bootstrap_smece(
         return _bootstrap_rows(f, y, weights, metric, n_boot, level, seed, fixed, clip, threads)
     if method != "cells":
         raise InputError(f"method must be 'cells' or 'rows', got {method!r}", "method")
+    finest_fixed_sigma(fixed, metric, "method='rows' resamples the rows themselves at any sigma")
     analysis = summarise(f, y, weights, clip=clip, metric=metric, threads=threads, full=True, sigma=fixed or 0.0)
     return make_bootstrap(analysis, n_boot=n_boot, level=level, seed=seed, sigma=fixed, weight_kind=weight_kind,
                           threads=threads, counts=counts_check(weights))
+
+
+def finest_fixed_sigma(sigma: Optional[float], metric: str, remedy: str) -> None:
+    """InputError before the pass when the replicates of arrays at a fixed ``sigma`` would
+    not resolve it: below this limit the core answers σ from the rows' atoms, which
+    resampling does not draw from (a replicate there would be read at a coarser σ)."""
+    if sigma is not None and sigma < _core.finest_fixed_sigma(metric):
+        raise InputError(f"sigma={sigma:.3g} lies below {_core.finest_fixed_sigma(metric):.3g}, the smallest "
+                         f"bandwidth whose bootstrap replicates are resolved; {remedy}", "sigma")
 
 
 append_doc(bootstrap_smece, _WEIGHTS_DOC)
@@ -181,22 +191,19 @@ append_doc(bootstrap_smece, _WEIGHTS_DOC)
 
 def make_bootstrap(analysis, *, n_boot, level, seed, sigma, weight_kind, threads, counts=None) -> BootstrapResult:
     """The bootstrap of a core analysis (of arrays or of a sketch); ``counts``
-    as in :func:`_validate.weight_kind`."""
+    as in :func:`_validate.weight_kind`. The core computes the answer
+    (answers/uncertainty.hpp); a σ* known only as a bound raises ResolutionError."""
     n_boot = _validate.count(n_boot, "n_boot", 1)
     level = _validate.level(level)
     seed = _validate.seed(seed)
     kind = _validate.weight_kind(weight_kind, counts)
     t = _validate.threads(threads)
     if sigma is None:
-        value = bandwidth = sigma_star(analysis, t, stacklevel=4)
-    else:
-        value, bandwidth = analysis.smece_sigma(sigma, t)[0], sigma
-    star, at_band, _, _, _ = analysis.replicates("bootstrap", n_boot, seed, bandwidth, 0, kind, sigma is not None, t,
-                                                 0.0)
-    reps = star if sigma is None else at_band
-    lo, hi = bootstrap_interval(value, reps, level, nonnegative=True)
-    return BootstrapResult(value=float(value), sigma=float(bandwidth), low=lo, high=hi, level=level, n_boot=n_boot,
-                           seed=seed, replicates=frozen(reps))
+        refuse_bound(analysis, t, "A bootstrap interval")
+    answer = analysis.bootstrap(0.0 if sigma is None else sigma, n_boot, seed, level, kind, t, 0)
+    return BootstrapResult(value=float(answer["value"]), sigma=float(answer["sigma"]), low=float(answer["low"]),
+                           high=float(answer["high"]), level=level, n_boot=n_boot, seed=seed,
+                           replicates=frozen(answer["replicates"]))
 
 
 def _bootstrap_rows(f, y, weights, metric, n_boot, level, seed, sigma, clip, threads) -> BootstrapResult:
@@ -261,20 +268,21 @@ def calibration_test(
 
 def make_test(analysis, *, n_sim, seed, level, weight_kind, threads, counts=None) -> CalibrationTest:
     """The calibration test of a core analysis (of arrays or of a sketch); ``counts``
-    as in :func:`_validate.weight_kind`."""
+    as in :func:`_validate.weight_kind`. The core computes the answer
+    (answers/uncertainty.hpp); a σ* known only as a bound raises ResolutionError."""
     n_sim = _validate.count(n_sim, "n_sim", 1)
     level = _validate.level(level)
     seed = _validate.seed(seed)
     kind = _validate.weight_kind(weight_kind, counts)
     t = _validate.threads(threads)
-    curves = analysis.curves(-1.0, MESH_INTERVALS, t)
-    stat = curves["sigma"]
-    null, _, lo, hi, _ = analysis.replicates("consistency", n_sim, seed, stat, MESH_INTERVALS, kind, False, t, level)
+    refuse_bound(analysis, t, "A calibration test")
+    answer = analysis.test(n_sim, seed, level, kind, t, MESH_INTERVALS, 0.0)
+    stat, null = answer["statistic"], answer["null"]
+    mesh = analysis.curves(-1.0, MESH_INTERVALS, t)["mesh"]  # the band's mesh
     qs = (0.5, 0.9, 0.95, 0.99)
     return CalibrationTest(
-        statistic=float(stat),
-        p_value=float((1 + np.count_nonzero(null >= stat * _core.NULL_TIE)) / (1 + n_sim)),  # ties count (core)
+        statistic=float(stat), p_value=float(answer["p_value"]),
         null_mean=float(null.mean()), null_quantiles={q: float(v) for q, v in zip(qs, quantiles(null, qs))},
-        n_sim=n_sim, seed=seed, sigma=float(stat), mesh=frozen(curves["mesh"]), band_lower=frozen(lo),
-        band_upper=frozen(hi), level=level, null=frozen(null),
+        n_sim=n_sim, seed=seed, sigma=float(stat), mesh=frozen(mesh), band_lower=frozen(answer["band_lower"]),
+        band_upper=frozen(answer["band_upper"]), level=level, null=frozen(null),
     )

@@ -14,7 +14,7 @@ import warnings
 from typing import Optional, Union
 
 from . import _core, _validate
-from ._errors import InputError, ResolutionWarning
+from ._errors import InputError, ResolutionError, ResolutionWarning
 from ._typing import ArrayLike
 from ._util import sigma_star
 from .diagram import ReliabilityDiagram, make_diagram
@@ -24,6 +24,8 @@ __all__ = ["CalibrationSketch", "ResolutionWarning", "DEFAULT_RESOLUTION"]
 
 #: Default resolution: 2^15 grid cells.
 DEFAULT_RESOLUTION = 1 << 15
+#: The finest resolution.
+MAX_RESOLUTION = 1 << 22
 
 
 class CalibrationSketch:
@@ -199,24 +201,60 @@ class CalibrationSketch:
                             n_sim=1000, sample_size=1000, weight_kind=None,
                             threads=None) -> ReliabilityDiagram:
         """As :func:`smoothece.reliability_diagram`, from the sketch alone (tick marks are drawn
-        from its distinct predictions, or from its cells at their mean prediction)."""
+        from its distinct predictions, or from its cells at their mean prediction).
+
+        Where the sketch's grid does not resolve σ* (nor a ``sigma`` given),
+        raises :class:`~smoothece.ResolutionError` naming a resolution that
+        would: a diagram is never drawn from a bound. ``sigma`` at or above
+        :attr:`min_sigma` always draws."""
         fixed = None if sigma is None else _validate.sigma(sigma, self.metric)
-        return make_diagram(self._sketch.analysis(), metric=self.metric, sigma=fixed, n_boot=n_boot, level=level,
-                            seed=seed, consistency=consistency, n_sim=n_sim, sample_size=sample_size,
-                            weight_kind=weight_kind, threads=threads, counts=self._counts)
+        return self._answer(make_diagram, metric=self.metric, sigma=fixed, n_boot=n_boot, level=level, seed=seed,
+                            consistency=consistency, n_sim=n_sim, sample_size=sample_size, weight_kind=weight_kind,
+                            threads=threads, counts=self._counts)
 
     def bootstrap_smece(self, *, n_boot=1000, level=0.95, seed=None, sigma=None, weight_kind=None,
                         threads=None) -> BootstrapResult:
-        """As :func:`smoothece.bootstrap_smece` (cell method), from the sketch alone."""
+        """As :func:`smoothece.bootstrap_smece` (cell method), from the sketch alone; where
+        its grid does not resolve σ* (or ``sigma``), :class:`~smoothece.ResolutionError`
+        (an :class:`~smoothece.InputError` for ``sigma``) names a resolution that would."""
         fixed = None if sigma is None else _validate.sigma(sigma, self.metric)
-        return make_bootstrap(self._sketch.analysis(), n_boot=n_boot, level=level, seed=seed, sigma=fixed,
-                              weight_kind=weight_kind, threads=threads, counts=self._counts)
+        return self._answer(make_bootstrap, n_boot=n_boot, level=level, seed=seed, sigma=fixed,
+                            weight_kind=weight_kind, threads=threads, counts=self._counts)
 
     def calibration_test(self, *, n_sim=1000, seed=None, level=0.95, weight_kind=None,
                          threads=None) -> CalibrationTest:
-        """As :func:`smoothece.calibration_test`, from the sketch alone."""
-        return make_test(self._sketch.analysis(), n_sim=n_sim, seed=seed, level=level, weight_kind=weight_kind,
-                         threads=threads, counts=self._counts)
+        """As :func:`smoothece.calibration_test`, from the sketch alone; where its grid does
+        not resolve σ*, :class:`~smoothece.ResolutionError` names a resolution that would
+        (a p-value is never computed from a bound)."""
+        return self._answer(make_test, n_sim=n_sim, seed=seed, level=level, weight_kind=weight_kind,
+                            threads=threads, counts=self._counts)
+
+    def _answer(self, make, **options):
+        """An answer that resamples (make_test, make_bootstrap, make_diagram), saying which
+        resolution would answer where the grid does not resolve the bandwidth it needs."""
+        try:
+            return make(self._sketch.analysis(), **options)
+        except ResolutionError as err:
+            needed = self._finer(err.lower)
+            raise ResolutionError(f"{err}; {self._finer_text(needed)}", err.lower, err.upper, needed) from None
+        except InputError as err:
+            if err.argument != "sigma":
+                raise
+            raise InputError(f"{err}; {self._finer_text(self._finer(options['sigma']))}", "sigma") from None
+
+    def _finer(self, sigma: float) -> Optional[int]:
+        """The smallest resolution whose grid resolves ``sigma`` (its smallest σ halves as the
+        resolution doubles); None beyond the finest."""
+        per_interval = self._sketch.analysis().min_sigma * self.resolution  # σ resolved × intervals
+        needed = self.resolution
+        while needed < MAX_RESOLUTION and per_interval / needed > sigma:
+            needed *= 2
+        return needed if per_interval / needed <= sigma else None
+
+    def _finer_text(self, needed: Optional[int]) -> str:
+        if needed is None:
+            return "no sketch resolves it (the finest has resolution=2**22): the array functions on the rows do"
+        return f"a sketch of resolution={needed} (or more) resolves it"
 
     def _counts(self) -> bool:
         # Whether every weight added is whole and some exceed 1: kept by the core

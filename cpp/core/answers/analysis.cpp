@@ -163,6 +163,10 @@ Analysis Analysis::of_rows(const Inputs& in, Metric metric, Content content, std
     return Analysis(std::move(summary), rows_of_arrays(in, mapping, weight_exp));
 }
 
+double Analysis::finest_fixed_sigma(Metric metric) {
+    return kDirectMinSigma * (metric == Metric::Logit ? Mapping::logit() : Mapping::l1()).span;
+}
+
 ResidualLevels& Analysis::levels() {
     if (!levels_) levels_ = std::make_unique<ResidualLevels>(summary_.residual, summary_.intervals);
     return *levels_;
@@ -225,6 +229,18 @@ SigmaStar Analysis::smece(std::int64_t threads) {
             if (!fix.resolved) exactly(rows_->all_atoms());
         }
     }
+    if (!fix.resolved) {
+        // σ* ≤ smECEσ* ≤ smECE₀ = E|y − f| (≤ 1): a bound the totals give, below
+        // a coarse grid's smallest σ (a logit grid of 256 intervals resolves only σ ≥ 4.7).
+        double mean_abs = 1.0;
+        if (summary_.full()) {
+            double sum = 0.0;
+            for (std::size_t j = 0; j < summary_.w1.size(); ++j) sum += summary_.w1[j] - summary_.f1[j] + summary_.f0[j];
+            mean_abs = std::min(1.0, std::max(0.0, sum / summary_.weight));
+        }
+        fix.upper = fix.sigma = std::min(fix.upper, mean_abs / s);
+        fix.lower = std::min(fix.lower, fix.upper);
+    }
     sigma_star_ = SigmaStar{fix.sigma * s, fix.resolved, fix.lower * s, fix.upper * s};
     return *sigma_star_;
 }
@@ -276,11 +292,23 @@ Replicates Analysis::replicates(ResampleKind kind, std::int64_t count, std::uint
     req.weights = weights;
     req.threads = threads;
     if (kind == ResampleKind::Bootstrap) req.hint = std::max(star.sigma / scale(), atoms ? kExactLimit : summary_.min_sigma());
+    // The band σ is what the caller asked for only where the replicates resolve it.
+    const bool band_resolved = band_sigma / scale() >= (atoms ? kExactLimit : summary_.min_sigma()) * (1.0 - 1e-12);
+    Replicates out;
     if (atoms) {
         const std::int64_t band = std::min(summary_.intervals, intervals_for_sigma(std::max(req.band_sigma, summary_.min_sigma())));
-        return resample(*atoms, req, band);
+        out = resample(*atoms, req, band);
+    } else {
+        out = resample(summary_, req);
     }
-    return resample(summary_, req);
+    out.band_resolved = band_resolved;
+    return out;
+}
+
+double Analysis::min_resampled_sigma() {
+    const bool atoms = exact_ || (rows_ && summary_.rows <= kExactResampleRows &&
+                                  rows_->few_atoms(kMaxFewAtoms, 1) != nullptr);
+    return atoms ? 0.0 : summary_.min_sigma() * scale();
 }
 
 void Analysis::sample(std::int64_t size, std::uint64_t seed, std::vector<double>& f, std::vector<double>& y) {

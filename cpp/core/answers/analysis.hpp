@@ -66,6 +66,11 @@ public:
 
     const Summary& summary() const { return summary_; }
 
+    // The smallest fixed σ (metric units) that of_rows summarises for, on a
+    // grid that resolves it (and its replicates); below, σ is answered from
+    // the rows' atoms, which resampling does not draw from.
+    static double finest_fixed_sigma(Metric metric);
+
     SigmaStar smece(std::int64_t threads);
     SmeceValue smece_sigma(double sigma, std::int64_t threads);
     // Curves at σ (metric units), or at σ* when sigma ≤ 0 (drawn at the
@@ -77,6 +82,11 @@ public:
     Replicates replicates(ResampleKind kind, std::int64_t count, std::uint64_t seed, double band_sigma,
                           std::int64_t mesh_intervals, WeightKind weights, bool at_band, std::int64_t threads,
                           double band_level = 0.0);
+    // The smallest σ (metric units) at which replicates() resolves the band:
+    // the summary's grid (arrays are summarised for a fixed σ the caller
+    // names, down to the direct limit), or 0 where it resamples exact atoms.
+    // After smece() (which may find the atoms).
+    double min_resampled_sigma();
     // The residual sums on a grid of `intervals`: from the rows behind the
     // summary where there are, else the summary's own, restricted (on at
     // most its grid: the result's intervals say which).

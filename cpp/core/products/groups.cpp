@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "answers/analysis.hpp"
+#include "answers/uncertainty.hpp"
 #include "pass/rows.hpp"
 #include "runtime/errors.hpp"
 #include "runtime/pool.hpp"
@@ -21,25 +22,25 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 // by the caller first (from the analysis smece itself would make).
 void answer_one(Analysis& analysis, std::int64_t g, const GroupOptions& options, GroupAnswers& out) {
     const auto gi = static_cast<std::size_t>(g);
-    const double star = analysis.smece(1).sigma;
     out.total_weight[gi] = analysis.summary().total_weight();
-    const std::uint64_t seed = options.seed + static_cast<std::uint64_t>(g);
+    out.bound[gi] = analysis.smece(1).resolved ? 0 : 1;
+    UncertaintyRequest request;
+    request.seed = options.seed + static_cast<std::uint64_t>(g);
+    request.level = options.level;
+    request.weights = options.weights;
+    request.threads = 1;
     if (options.n_boot > 0) {
-        Replicates reps =
-            analysis.replicates(ResampleKind::Bootstrap, options.n_boot, seed, star, 0, options.weights, false, 1);
-        const auto [low, high] = bootstrap_interval(star, std::move(reps.sigma_star), options.level, true);
+        request.count = options.n_boot;
+        const BootstrapAnswer boot = bootstrap_answer(analysis, 0.0, request);
         // The interval is about this analysis' σ* (bootstrap_smece's); the σ* reported (smece's, from
         // the residual summary) agrees with it to rounding, and the interval holds it too.
         const double shown = out.sigma[gi];
-        out.low[gi] = std::min(low, shown);
-        out.high[gi] = std::max(high, shown);
+        out.low[gi] = std::min(boot.low, shown);
+        out.high[gi] = std::max(boot.high, shown);
     }
     if (options.n_sim > 0) {
-        const Replicates null =
-            analysis.replicates(ResampleKind::Consistency, options.n_sim, seed, star, 0, options.weights, false, 1);
-        const auto above =
-            std::count_if(null.sigma_star.begin(), null.sigma_star.end(), [star](double s) { return s >= star * kNullTie; });
-        out.p_value[gi] = static_cast<double>(1 + above) / static_cast<double>(1 + options.n_sim);
+        request.count = options.n_sim;
+        out.p_value[gi] = test_answer(analysis, request).p_value;
     }
 }
 
@@ -48,6 +49,7 @@ GroupAnswers empty_answers(std::int64_t groups) {
     out.rows.assign(static_cast<std::size_t>(groups), 0);
     for (auto* v : {&out.total_weight, &out.sigma, &out.low, &out.high, &out.p_value})
         v->assign(static_cast<std::size_t>(groups), kNaN);
+    out.bound.assign(static_cast<std::size_t>(groups), 0);
     return out;
 }
 

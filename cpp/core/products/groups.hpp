@@ -30,6 +30,9 @@ struct GroupOptions {
 struct GroupAnswers {
     std::vector<std::int64_t> rows;
     std::vector<double> total_weight, sigma, low, high, p_value;
+    // 1 where sigma is only an upper bound (a sketch's grid does not resolve
+    // σ*): low, high and p_value are then NaN, nothing being computed from it.
+    std::vector<std::uint8_t> bound;
 };
 GroupAnswers answer_groups(const GroupedRows& grouped, const GroupOptions& options, std::int64_t threads);
 

@@ -616,7 +616,12 @@ Replicates resample(const Summary& full, const ResampleRequest& req) {
     auto grid_for = [&](double nodes_per_sigma) {
         return grid_at_least(nodes_per_sigma / std::min(plan.hint, req.band_sigma), 16, full.intervals);
     };
-    const ResampleGroups pilot_groups(full.cells, plan.hint, req.kind, req.weights, full.weight_exp, 1, req.threads);
+    // Groups draw one factor each, so they must be narrow next to every σ a
+    // replicate is read at: σ* near the hint, and the band σ (a fixed σ below
+    // σ* would otherwise see each group's share of the sample's own profile
+    // move as one, and its replicates would miss most of their noise).
+    auto group_sigma = [&] { return std::min(plan.hint, req.band_sigma); };
+    const ResampleGroups pilot_groups(full.cells, group_sigma(), req.kind, req.weights, full.weight_exp, 1, req.threads);
     const Base pilot_base(full, full.intervals, req.kind, BaseUse::Residual, pilot_groups);
     const Profiles pilot_work(pilot_base, full.intervals, req.kind, pilot_groups.count);
     // The pilot's σ* is solved on the summary's own grid; its bootstrap curves
@@ -634,7 +639,7 @@ Replicates resample(const Summary& full, const ResampleRequest& req) {
     plan.slope = pilot.slope;
 
     if (req.count > 1) {
-        const ResampleGroups groups(full.cells, plan.hint, req.kind, req.weights, full.weight_exp, req.count - 1, req.threads);
+        const ResampleGroups groups(full.cells, group_sigma(), req.kind, req.weights, full.weight_exp, req.count - 1, req.threads);
         // Sized for the band σ also when no curves are asked: the same σ* then
         // come with and without them.
         const Base fine_base(full, full.intervals, req.kind, BaseUse::Residual, groups);
@@ -663,6 +668,8 @@ Replicates resample(const Summary& full, const ResampleRequest& req) {
         });
     }
     out.unresolved = std::count(resolved.begin(), resolved.end(), 0);
+    if (out.unresolved > 0)
+        for (char r : resolved) out.below_grid.push_back(r ? 0 : 1);
     add_band(req, out);
     return out;
 }

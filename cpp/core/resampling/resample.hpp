@@ -67,6 +67,8 @@ struct Replicates {
     std::vector<double> mu;
     std::int64_t mesh_points = 0;
     std::int64_t unresolved = 0;        // replicates whose σ* lies below the grid (reported at the bound)
+    std::vector<std::uint8_t> below_grid;  // per replicate: 1 where its σ* is that bound (empty: none is)
+    bool band_resolved = true;             // whether band_sigma lies within what the replicates resolve
     std::vector<double> band_lower, band_upper;  // per mesh point, when a band level was asked
 };
 

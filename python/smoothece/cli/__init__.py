@@ -30,6 +30,7 @@ import sys
 import textwrap
 from typing import Optional, Sequence
 
+from .._errors import ResolutionError
 from .._validate import MAX_BINS, MAX_COUNT, MAX_SEED
 from .commands import cmd_demo, cmd_plot, cmd_score
 from .errors import EXIT_DATA, EXIT_OK, EXIT_USAGE, CLIError
@@ -260,7 +261,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         parser.print_help()
         return EXIT_USAGE
     try:
-        return args.run(args)
+        return _run_resolved(args)
     except CLIError as err:
         sys.stderr.write(f"smoothece: error: {one_line(err)}\n")
         return err.code
@@ -283,6 +284,23 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         sys.stderr.write(f"smoothece: error: internal error, please report it: {type(err).__name__}: "
                          f"{one_line(err)} (set SMOOTHECE_DEBUG=1 for the traceback)\n")
         return EXIT_DATA
+
+
+def _run_resolved(args) -> int:
+    """Runs the command. Where the sketch's grid does not resolve the SmoothECE that a test, an
+    interval or a diagram needs, a file left at the default --resolution is read again at one
+    that does (standard input cannot be read twice): nothing is computed from a bound."""
+    try:
+        return args.run(args)
+    except ResolutionError as err:
+        rereadable = getattr(args, "resolution", "given") is None and getattr(args, "file", "-") != "-"
+        if not (rereadable and err.needed is not None):
+            here = f"--resolution {err.needed}" if err.needed is not None else "no --resolution resolves it"
+            raise CLIError(f"{one_line(err)} (here: {here})") from None
+        args.resolution = err.needed
+        args.reread = (f"the file was read again with --resolution {err.needed}: the default grid does not resolve "
+                       f"the SmoothECE, whose interval, test or diagram needs it")
+        return args.run(args)
 
 
 def run() -> None:

@@ -162,7 +162,10 @@ def open_args_table(args) -> Table:
     if args.by is not None:
         columns["groups"] = args.by
     chunksize = args.chunksize or DEFAULT_CHUNKSIZE
-    return open_table(args.file, columns, fmt=args.format, chunksize=chunksize, dropna=args.dropna)
+    table = open_table(args.file, columns, fmt=args.format, chunksize=chunksize, dropna=args.dropna)
+    if getattr(args, "reread", None):  # read a second time, at a finer resolution (cli._run_resolved)
+        table.warnings.append(args.reread)
+    return table
 
 
 def read_table(table: Table, *, metric: str = "l1", clip=False, resolution: Optional[int] = None,
