@@ -9,7 +9,6 @@ import datetime
 import json
 import struct
 import sys
-import zlib
 
 import numpy as np
 import pytest
@@ -353,7 +352,7 @@ def test_grouped_sketch_with_tuple_and_period_keys_round_trips(rows):
                                                                      "p": months[half:].to_numpy()}))
     sketch.merge(other)
     raw = sketch.to_bytes()
-    assert struct.unpack_from("<I", raw, 8)[0] == 4  # tuple and period keys: the version that has their tags
+    assert struct.unpack_from("<I", raw, 8)[0] == 5
     back = GroupedSketch.from_bytes(raw)
     assert back.keys() == sketch.keys() and back.to_bytes() == raw
     streamed = back.smece_by_group()
@@ -366,17 +365,17 @@ def test_grouped_sketch_with_tuple_and_period_keys_round_trips(rows):
 
     by_month = GroupedSketch().update(f, y, months)
     raw = by_month.to_bytes()
-    assert struct.unpack_from("<I", raw, 8)[0] == 4
+    assert struct.unpack_from("<I", raw, 8)[0] == 5
     again = GroupedSketch.from_bytes(raw)
     assert again.keys() == by_month.keys() and again.smece_by_group().ordered
     assert format_keys(again.smece_by_group().keys)[0] == "2023-11"
 
 
-def test_grouped_sketch_plain_keys_still_write_version_3(rows):
+def test_grouped_sketch_plain_keys_write_version_5_too(rows):
     f, y, days, model, _ = rows
     for keys in (model, days, np.arange(N) % 7):
         raw = GroupedSketch().update(f, y, keys).to_bytes()
-        assert struct.unpack_from("<I", raw, 8)[0] == 3
+        assert struct.unpack_from("<I", raw, 8)[0] == 5
     back = GroupedSketch.from_bytes(GroupedSketch().update(f, y, days).to_bytes())
     assert back.keys()[0] == np.datetime64("2023-11-20")  # date objects became datetime64 days
 
@@ -395,24 +394,25 @@ def test_grouped_sketch_refuses_keys_of_another_kind(rows):
         months.update(f[:50], y[:50], pd.PeriodIndex(pd.to_datetime(days[:50]), freq="D"))
 
 
-def _with_crc(body: bytes) -> bytes:
-    return body + struct.pack("<I", zlib.crc32(body))
+def _resealed(body: bytes) -> bytes:
+    """Bytes with their checksum (XXH64, tests/test_bytes.py) recomputed."""
+    return body + smoothece._core.bytes_checksum(body).to_bytes(8, "little")
 
 
 def test_grouped_sketch_bytes_with_bad_tags_are_refused():
     f, y = np.array([0.2, 0.7]), np.array([0, 1])
     raw = GroupedSketch().update(f, y, (["a", "b"], [1, 2])).to_bytes()
-    body = raw[:-4]
+    body = raw[:-8]
     nested = body.replace(b"t\x02\x00\x00\x00s", b"t\x02\x00\x00\x00t", 1)  # a tuple inside a tuple
     with pytest.raises(ValueError, match="corrupt grouped sketch"):
-        GroupedSketch.from_bytes(_with_crc(nested))
+        GroupedSketch.from_bytes(_resealed(nested))
     huge = body.replace(b"t\x02\x00\x00\x00", b"t\xff\xff\xff\x7f", 1)  # more elements than bytes
     with pytest.raises(ValueError, match="corrupt grouped sketch"):
-        GroupedSketch.from_bytes(_with_crc(huge))
-    months = GroupedSketch().update(f, y, pd.PeriodIndex(["2024-01", "2024-02"], freq="M")).to_bytes()[:-4]
+        GroupedSketch.from_bytes(_resealed(huge))
+    months = GroupedSketch().update(f, y, pd.PeriodIndex(["2024-01", "2024-02"], freq="M")).to_bytes()[:-8]
     bad_freq = months.replace(b"P\x01M", b"P\x01!", 1)
     with pytest.raises(ValueError, match="corrupt grouped sketch: bad period frequency '!'"):
-        GroupedSketch.from_bytes(_with_crc(bad_freq))
+        GroupedSketch.from_bytes(_resealed(bad_freq))
 
 
 def test_reading_period_keys_without_pandas_says_so(monkeypatch):

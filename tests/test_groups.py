@@ -1,7 +1,6 @@
 """Calibration per group: every number equals the ungrouped call on the group's rows."""
 
 import pickle
-import zlib
 
 import numpy as np
 import pytest
@@ -390,30 +389,30 @@ def test_empty_grouped_sketch_keeps_its_resolution_and_metric_through_bytes():
     assert (back._core.resolution, back._metric, len(back)) == (1024, "logit", 0)
     back.update([0.2, 0.7], [0, 1], ["a", "b"])  # and it grows as the original would
     assert back["a"].resolution == 1024 and back["a"].metric == "logit"
-    # Version 2 bytes (no checksum) and version 1 (no header fields either:
-    # the set took its first group's) still read.
-    v3 = back.to_bytes()
-    assert v3[8:12] == (3).to_bytes(4, "little")
-    v2 = v3[:8] + (2).to_bytes(4, "little") + v3[12:-4]
-    v1 = v3[:8] + (1).to_bytes(4, "little") + v3[12:16] + v3[21:-4]
-    for raw in (v2, v1):
+    # Versions 1 and 2 (no checksum; version 1 without header fields either: the set took
+    # its first group's resolution and metric) still read, as version 5 next.
+    records = b"".join(b"s\x01\x00\x00\x00" + k.encode() + len(raw).to_bytes(8, "little") + raw
+                       for k, raw in (("a", back["a"].to_bytes()), ("b", back["b"].to_bytes())))
+    v2 = b"SMECEGK\0" + (2).to_bytes(4, "little") + (2).to_bytes(4, "little") + (1024).to_bytes(4, "little") + b"\1"
+    v1 = b"SMECEGK\0" + (1).to_bytes(4, "little") + (2).to_bytes(4, "little")
+    for raw in (v2 + records, v1 + records):
         old = GroupedSketch.from_bytes(raw)
         assert old.keys() == ["a", "b"] and old["b"].resolution == 1024 and old._metric == "logit"
-        assert old.to_bytes() == v3
+        assert old.to_bytes() == back.to_bytes()
 
 
 def test_grouped_sketch_bytes_check_their_keys():
     s = GroupedSketch().update([0.1, 0.2, 0.3], [0, 1, 1], ["a", "b", "a"])
     raw = s.to_bytes()
     key_b = raw.index(b"s\x01\x00\x00\x00b")
-    # A key changed in transit: the sketches' own checksums do not cover it, the set's does.
+    # A key changed in transit: the set's checksum covers it.
     flipped = raw[:key_b + 5] + b"`" + raw[key_b + 6:]
     with pytest.raises(ValueError, match="checksum mismatch"):
         GroupedSketch.from_bytes(flipped)
     # A key written twice (with a valid checksum) would fold two groups into one.
-    body = raw[:key_b + 5] + b"a" + raw[key_b + 6:-4]
+    body = raw[:key_b + 5] + b"a" + raw[key_b + 6:-8]
     with pytest.raises(ValueError, match="the key 'a' appears twice"):
-        GroupedSketch.from_bytes(body + zlib.crc32(body).to_bytes(4, "little"))
+        GroupedSketch.from_bytes(body + smoothece._core.bytes_checksum(body).to_bytes(8, "little"))
     assert GroupedSketch.from_bytes(raw).n == 3
 
 
@@ -469,11 +468,11 @@ def test_forest_and_drift_plots_render(data, tmp_path):
     assert (tmp_path / "forest.png").stat().st_size > 1000 and (tmp_path / "drift.png").stat().st_size > 1000
 
 
-def test_old_bytes_with_keys_of_two_kinds_still_read():
-    # Sets written before keys had to be of one kind could mix them; their bytes still read.
+def test_old_bytes_with_keys_of_two_kinds_are_refused():
+    # Sets of version 1 could mix kinds; update refuses them, and so does reading.
     raw = GroupedSketch().update(F5, Y5, ["a"] * 5).to_bytes()
-    head, body = raw[:16], raw[21:-4]  # version 3 → version 1 (no header fields, no checksum)
-    one = GroupedSketch().update(F5, Y5, [1] * 5).to_bytes()[21:-4]
-    mixed = head[:8] + (1).to_bytes(4, "little") + (2).to_bytes(4, "little") + body + one
-    old = GroupedSketch.from_bytes(mixed)
-    assert old.keys() == ["a", 1] and old.n == 10
+    one = GroupedSketch().update(F5, Y5, [1] * 5).to_bytes()
+    group = lambda b: b[56:-8]  # version 5: the key and the group's record follow the 56-byte header
+    mixed = b"SMECEGK\0" + (1).to_bytes(4, "little") + (2).to_bytes(4, "little") + group(raw) + group(one)
+    with pytest.raises(ValueError, match=r"corrupt grouped sketch: keys of two kinds \(string and number\)"):
+        GroupedSketch.from_bytes(mixed)

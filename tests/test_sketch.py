@@ -1,6 +1,7 @@
 """CalibrationSketch: streaming equals batch, merges are exact, bytes are safe."""
 
 import pickle
+import struct
 import time
 
 import numpy as np
@@ -176,20 +177,30 @@ def test_sketch_refuses_overflowing_weight_and_rows():
         s.update([0.5], [0], [1.5e308])
     assert err.value.argument == "weights" and s.n == 1
     t = CalibrationSketch(256).update([0.2, 0.8], [0, 1])
-    with pytest.raises(InputError, match="row count would overflow"):
+    with pytest.raises(InputError, match=r"row count would pass 2\^53"):
         for _ in range(70):
             t.merge(t)
-    assert t.n == 2**63  # the last merge that fitted; the refused one changed nothing
+    assert t.n == 2**53  # the last merge that fitted (counts are exact to 2^53); the refused one changed nothing
 
 
 def _tamper(blob: bytes, offset: int, raw: bytes) -> bytes:
-    """Changes bytes and recomputes the checksum (FNV-1a), as a careful attacker would."""
+    """Changes bytes and recomputes the checksum (XXH64, tests/test_bytes.py), as a careful attacker would."""
     body = bytearray(blob[:-8])
     body[offset:offset + len(raw)] = raw
+    return bytes(body) + smoothece._core.bytes_checksum(bytes(body)).to_bytes(8, "little")
+
+
+def _legacy(blob: bytes, version: int, traits: int) -> bytes:
+    """Version-4 bytes in the layout of versions 2 and 3: the same fields at 16 (traits at 19), the
+    payload's length at 56, an FNV-1a checksum."""
+    fields = bytearray(blob[24:64])
+    fields[3] = traits
+    payload = blob[64:-8]
+    body = b"SMECESK\0" + struct.pack("<II", version, 64) + bytes(fields) + struct.pack("<Q", len(payload)) + payload
     h = 0xCBF29CE484222325
     for b in body:
         h = ((h ^ b) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
-    return bytes(body) + h.to_bytes(8, "little")
+    return body + h.to_bytes(8, "little")
 
 
 @pytest.mark.parametrize("exact", [True, False])
@@ -228,22 +239,23 @@ def test_old_format_refused_clearly():
 
 
 @pytest.mark.parametrize("exact", [True, False])
-def test_version_2_bytes_are_still_read(exact):
-    # Version 3 added the weights' traits in header byte 19 (0 in version 2); the rest is unchanged.
+def test_versions_2_and_3_are_still_read(exact):
+    # Version 3 added the weights' traits (0 in version 2); version 4 moved the fields into the envelope.
     f, y = synthetic("uniform", 500 if exact else 40_000, seed=2)
     w = np.random.default_rng(2).integers(1, 4, f.size).astype(float)
     s = CalibrationSketch(1024).update(f, y, w)
     blob = s.to_bytes()
-    assert blob[8:12] == (3).to_bytes(4, "little") and blob[19] == 3  # whole, some above 1
-    old = CalibrationSketch.from_bytes(_tamper(_tamper(blob, 8, (2).to_bytes(4, "little")), 19, b"\0"))
+    assert blob[8:12] == (4).to_bytes(4, "little") and blob[27] == 3  # whole, some above 1
+    assert CalibrationSketch.from_bytes(_legacy(blob, 3, 3)) == s
+    old = CalibrationSketch.from_bytes(_legacy(blob, 2, 0))
     assert old.exact == exact and old.n == s.n and old.smece() == s.smece()
     old.bootstrap_smece(n_boot=5, seed=0)  # what version 2's weights were is unknown: no warning
     with pytest.warns(smoothece.WeightKindWarning):
         s.bootstrap_smece(n_boot=5, seed=0)
     with pytest.raises(ValueError, match="header flags"):  # version 2 had nothing there
-        CalibrationSketch.from_bytes(_tamper(_tamper(blob, 8, (2).to_bytes(4, "little")), 19, b"\1"))
-    with pytest.raises(ValueError, match="unknown format version 4"):
-        CalibrationSketch.from_bytes(_tamper(blob, 8, (4).to_bytes(4, "little")))
+        CalibrationSketch.from_bytes(_legacy(blob, 2, 1))
+    with pytest.raises(ValueError, match="unknown format version 5"):
+        CalibrationSketch.from_bytes(_tamper(blob, 8, (5).to_bytes(4, "little")))
 
 
 def test_grid_sketch_states_a_bound_below_its_resolution():

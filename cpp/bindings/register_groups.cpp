@@ -104,12 +104,30 @@ void register_groups(py::module_& m) {
              })
         .def_property_readonly("groups", &GroupedSketch::groups)
         .def_property_readonly("resolution", &GroupedSketch::resolution)
+        .def_property_readonly("metric", [](const GroupedSketch& s) { return metric_name(s.metric()); })
         .def_property_readonly("weights_look_like_counts",
                                [](const GroupedSketch& s) { return s.weight_traits().counts(); })
         .def_property_readonly("rows", &GroupedSketch::rows)
         .def("sketch", [](const GroupedSketch& s, std::int64_t g) { return without_gil([&] { return s.sketch(g); }); })
         .def("set", [](GroupedSketch& s, std::int64_t g, const Sketch& sketch) { without_gil([&] { s.set(g, sketch); }); })
         .def("total", [](const GroupedSketch& s) { return without_gil([&] { return s.total(); }); })
+        .def("to_bytes",
+             [](const GroupedSketch& s, const py::bytes& keys, std::int64_t groups) {
+                 std::string raw = keys;
+                 std::string out = without_gil([&] { return s.to_bytes(raw, groups); });
+                 return py::bytes(out);
+             })
+        .def_static(
+            "from_bytes",
+            [](const py::bytes& b, const std::optional<std::uint64_t>& max_memory) {
+                std::string raw = b, keys;
+                std::unique_ptr<GroupedSketch> s = without_gil([&] {
+                    MemoryBudget budget(max_memory ? *max_memory : default_read_memory(raw.size()));
+                    return GroupedSketch::from_bytes(raw, budget, keys);
+                });
+                return py::make_tuple(py::cast(std::move(s)), py::bytes(keys));
+            },
+            py::arg("data"), py::arg("max_memory") = py::none())
         .def("answer",
              [](const GroupedSketch& s, const std::vector<std::int64_t>& order, std::int64_t n_boot, std::int64_t n_sim,
                 double level, std::uint64_t seed, const std::string& weights, std::int64_t threads) {

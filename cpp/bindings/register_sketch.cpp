@@ -32,10 +32,22 @@ void register_sketch(py::module_& m) {
                  std::string raw = without_gil([&] { return s.to_bytes(); });
                  return py::bytes(raw);
              })
-        .def_static("from_bytes", [](const py::bytes& b) {
-            std::string raw = b;
-            return without_gil([&] { return Sketch::from_bytes(raw); });
-        });
+        .def_static(
+            "from_bytes",
+            [](const py::bytes& b, const std::optional<std::uint64_t>& max_memory) {
+                std::string raw = b;
+                return without_gil([&] {
+                    MemoryBudget budget(max_memory ? *max_memory : default_read_memory(raw.size()));
+                    return Sketch::from_bytes(raw, budget);
+                });
+            },
+            py::arg("data"), py::arg("max_memory") = py::none());
+
+    m.def(
+        "bytes_checksum", [](const py::bytes& b) { return checksum64(PyBytes_AS_STRING(b.ptr()), PyBytes_GET_SIZE(b.ptr())); },
+        py::arg("data"), "XXH64 (seed 0) of the bytes: the checksum that ends every sketch's bytes.");
+    m.def("default_read_memory", &default_read_memory, py::arg("size"),
+          "The memory from_bytes allows by default for bytes of this size.");
 
     py::class_<PairedSketch>(m, "PairedSketch")
         .def(py::init([](const std::string& metric, std::int64_t resolution, std::int64_t models,
@@ -55,6 +67,23 @@ void register_sketch(py::module_& m) {
         .def_property_readonly("unit_cells", &PairedSketch::unit_cells)
         .def_property_readonly("units", &PairedSketch::units)
         .def_property_readonly("memory_bytes", &PairedSketch::memory_bytes)
+        .def("to_bytes",
+             [](const PairedSketch& s, const py::bytes& names) {
+                 std::string raw = names;
+                 std::string out = without_gil([&] { return s.to_bytes(raw); });
+                 return py::bytes(out);
+             })
+        .def_static(
+            "from_bytes",
+            [](const py::bytes& b, const std::optional<std::uint64_t>& max_memory) {
+                std::string raw = b, names;
+                std::unique_ptr<PairedSketch> s = without_gil([&] {
+                    MemoryBudget budget(max_memory ? *max_memory : default_read_memory(raw.size()));
+                    return PairedSketch::from_bytes(raw, budget, names);
+                });
+                return py::make_tuple(py::cast(std::move(s)), py::bytes(names));
+            },
+            py::arg("data"), py::arg("max_memory") = py::none())
         .def("replicates",
              // (replicates × models, how many replicate values lie below a grid, units, widest unit / σ*)
              [](const PairedSketch& s, const std::vector<double>& sigma_star, std::int64_t count, std::uint64_t seed,

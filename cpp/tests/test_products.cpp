@@ -10,8 +10,10 @@
 #include <vector>
 
 #include "core_rows.hpp"
+#include "products/envelope.hpp"
 #include "products/grouped_rows.hpp"
 #include "products/groups.hpp"
+#include "products/paired_sketch.hpp"
 #include "products/sketch.hpp"
 #include "runtime/errors.hpp"
 
@@ -161,17 +163,27 @@ TEST(sketch_form_ignores_batching) {
     }
 }
 
-std::uint64_t fnv1a(const std::string& s) {
-    std::uint64_t h = 0xcbf29ce484222325ULL;
-    for (unsigned char c : s) h = (h ^ c) * 0x100000001b3ULL;
-    return h;
-}
 // Bytes with `bytes[at] = value` and their checksum recomputed.
 std::string altered(std::string bytes, std::size_t at, const std::string& value) {
     bytes.replace(at, value.size(), value);
-    const std::uint64_t h = fnv1a(bytes.substr(0, bytes.size() - 8));
+    const std::uint64_t h = checksum64(bytes.data(), bytes.size() - 8);
     bytes.replace(bytes.size() - 8, 8, std::string(reinterpret_cast<const char*>(&h), 8));
     return bytes;
+}
+
+template <class T>
+std::string raw_of(T v) {
+    return std::string(reinterpret_cast<const char*>(&v), sizeof v);
+}
+
+// Version-4 sketch bytes rewritten in the layout of versions 2 and 3 (the
+// same 40 bytes of fields at 16, the payload's length at 56, FNV-1a).
+std::string legacy(const std::string& v4, std::uint32_t version, char traits) {
+    std::string out = v4.substr(0, 8) + raw_of(version) + raw_of(std::uint32_t{64}) + v4.substr(24, 40);
+    out[19] = traits;
+    const std::string payload = v4.substr(64, v4.size() - 72);
+    out += raw_of(static_cast<std::uint64_t>(payload.size())) + payload;
+    return out + raw_of(fnv1a64(out.data(), out.size()));
 }
 
 // Whether weights may count rows: whole weights with one above 1, kept through
@@ -203,17 +215,15 @@ TEST(weight_traits) {
     check(both.weight_traits().counts(), "unit weights added to counts: still counts");
     const std::string bytes = both.to_bytes();
     check(Sketch::from_bytes(bytes).weight_traits().counts(), "the traits go through the bytes");
+    check(Sketch::from_bytes(legacy(bytes, 3, '\x03')).weight_traits().counts(), "and through version 3 bytes");
     // Version 2 bytes (no traits): read, with traits unknown, taken as not counts.
-    const std::uint32_t two = 2;
-    const std::string old = altered(altered(bytes, 8, std::string(reinterpret_cast<const char*>(&two), 4)), 19,
-                                    std::string(1, '\0'));
-    const Sketch read = Sketch::from_bytes(old);
+    const Sketch read = Sketch::from_bytes(legacy(bytes, 2, '\0'));
     check(!read.weight_traits().counts() && read.rows() == both.rows(), "version 2 bytes read, traits unknown");
     both.update(fraction.inputs(), 1);
     check(!both.weight_traits().counts() && !both.weight_traits().whole, "a fractional weight ends it");
     bool refused = false;
     try {
-        Sketch::from_bytes(altered(bytes, 19, std::string(1, '\x02')));
+        Sketch::from_bytes(altered(bytes, 27, std::string(1, '\x02')));
     } catch (const CorruptSketch&) {
         refused = true;
     }
@@ -241,6 +251,114 @@ TEST(overflowing_weight_refused) {
         overflow = e.argument == "weights" && s.rows() == 1;
     }
     check(overflow, "a total weight that would overflow is refused and changes nothing");
+}
+
+// The envelope's checksum is XXH64 (seed 0): the specification's values.
+TEST(checksum_is_xxh64) {
+    const std::string spam = "Nobody inspects the spammish repetition";
+    check(checksum64("", 0) == 0xEF46DB3751D8E999ULL, "XXH64 of no bytes");
+    check(checksum64("abc", 3) == 0x44BC2CF5AD770999ULL, "XXH64 of 'abc'");
+    check(checksum64(spam.data(), spam.size()) == 0xFBCEA83C8A378BF1ULL, "XXH64 past one 32-byte stripe");
+}
+
+bool refused_as_corrupt(const std::string& bytes) {
+    try {
+        Sketch::from_bytes(bytes);
+    } catch (const CorruptSketch&) {
+        return true;
+    }
+    return false;
+}
+
+// Sums that keep their totals but that no rows give are refused: node masses
+// moved far from every row, two large opposite masses at neighbouring nodes
+// (an smECE far above 1), a negative density where rows lie.
+TEST(sketch_bytes_refuse_what_no_rows_give) {
+    Rows data = random_rows(2000, 21);
+    for (double& v : data.f) v *= 0.4;  // no rows above 0.4: node 140 of 256 lies beyond every row's reach
+    Sketch s(Metric::L1, 256);
+    s.update(data.inputs(), 1);
+    check(!s.exact(), "2000 distinct predictions: the grid");
+    const std::string bytes = s.to_bytes();
+    check(!refused_as_corrupt(bytes), "the sketch's own bytes read");
+    // The payload starts with w0 as runs; the first literal run holds node 0.
+    // Rewrite the grid through its own fields: decode w0, change it, encode again.
+    ByteReader r(bytes, 64, bytes.size() - 8, SketchKind::Calibration);
+    std::vector<double> w0 = r.runs(257);
+    const std::string rest = bytes.substr(r.pos(), bytes.size() - 8 - r.pos());
+    auto with_w0 = [&](const std::vector<double>& nodes) {
+        ByteWriter w;
+        w.runs(nodes);
+        std::string out = bytes.substr(0, 64) + w.out + rest;
+        const std::uint64_t payload = out.size() - 64;
+        out.replace(16, 8, raw_of(payload));
+        return out + raw_of(checksum64(out.data(), out.size()));
+    };
+    check(!refused_as_corrupt(with_w0(w0)), "re-encoding w0 unchanged reads");
+    std::vector<double> spike = w0;
+    spike[100] += 1e6;
+    spike[101] -= 1e6;
+    check(refused_as_corrupt(with_w0(spike)), "opposite masses of 1e6 at neighbouring nodes refused");
+    std::vector<double> moved = w0;
+    moved[50] -= 0.5 * w0[50];
+    moved[140] += 0.5 * w0[50];
+    check(w0[50] > 1.0 && refused_as_corrupt(with_w0(moved)), "mass moved where no rows lie refused");
+    std::vector<double> dip = w0;
+    const double m = std::fabs(w0[60]) + 1.0;
+    dip[60] -= 40 * m;
+    dip[61] += 20 * m;
+    dip[59] += 20 * m;
+    check(refused_as_corrupt(with_w0(dip)), "a negative density where rows lie refused");
+}
+
+// A grid the bytes cannot describe: refused by its rows, or by the reader's
+// memory budget before it is allocated.
+TEST(sketch_bytes_read_within_budget) {
+    Sketch s(Metric::L1, std::int64_t{1} << 22);
+    std::vector<double> f(3000);
+    for (std::size_t i = 0; i < f.size(); ++i) f[i] = 0.5 + 1e-9 * static_cast<double>(i);
+    const Rows crowded{f, {}, std::vector<std::uint8_t>(f.size(), 1)};
+    s.update(crowded.inputs(), 1);
+    check(s.exact(), "3000 positions at 2^22: atoms");
+    const std::string bytes = s.to_bytes();
+    MemoryBudget tight(4096);
+    bool too_large = false;
+    try {
+        Sketch::from_bytes(bytes, tight);
+    } catch (const SketchTooLarge&) {
+        too_large = true;
+    }
+    check(too_large, "a budget below what the atoms take is refused before allocating");
+    MemoryBudget enough(default_read_memory(bytes.size()));
+    check(Sketch::from_bytes(bytes, enough).to_bytes() == bytes, "the default budget reads them");
+    check(enough.used() > 3000 * 72 && enough.used() < default_read_memory(bytes.size()), "the budget counts them");
+}
+
+// A grouped set and a paired sketch round-trip their bytes, keys and names kept as given.
+TEST(grouped_and_paired_bytes_round_trip) {
+    const Rows& data = shared_rows();
+    GroupedSketch set(Metric::Logit, 1024);
+    std::vector<std::int64_t> codes(5000);
+    for (std::size_t i = 0; i < codes.size(); ++i) codes[i] = static_cast<std::int64_t>(i % 3);
+    set.update(data.inputs(0, 5000), codes.data(), 1);
+    const std::string keys = "three keys, as the caller encodes them";
+    const std::string bytes = set.to_bytes(keys, 3);
+    MemoryBudget budget(default_read_memory(bytes.size()));
+    std::string keys_back;
+    const auto back = GroupedSketch::from_bytes(bytes, budget, keys_back);
+    check(keys_back == keys && back->groups() == 3 && back->rows() == 5000, "a grouped set round-trips");
+    check(back->to_bytes(keys, 3) == bytes, "and writes the same bytes again");
+    PairedSketch paired(Metric::L1, 1024, 2, 64);
+    const Rows other = random_rows(3000, 9, true);
+    Rows second = other;
+    for (double& v : second.f) v = v * 0.9;
+    paired.update({other.inputs(), second.inputs()}, 1);
+    const std::string pbytes = paired.to_bytes("ab");
+    MemoryBudget pbudget(default_read_memory(pbytes.size()));
+    std::string names;
+    const auto pback = PairedSketch::from_bytes(pbytes, pbudget, names);
+    check(names == "ab" && pback->units() == paired.units() && pback->to_bytes("ab") == pbytes,
+          "a paired sketch round-trips");
 }
 
 }  // namespace

@@ -18,7 +18,7 @@ from typing import Mapping, Optional, Sequence, Union
 
 import numpy as np
 
-from . import _core, _validate
+from . import _bytes, _core, _validate
 from ._errors import InputError, ResolutionWarning
 from ._summary import counts_check, summarise
 from ._typing import ArrayLike
@@ -408,6 +408,38 @@ class ComparisonSketch:
         values = [sigma_star(self._sketch.model(i).analysis(), t) for i in range(len(self._names))]
         reps, unresolved, _, _ = self._sketch.replicates(values, n_boot, seed, kind, t)
         return _model_comparison(self._names, values, reps, unresolved, level, seed, stacklevel=3)
+
+    # -- serialization --------------------------------------------------------
+    def to_bytes(self) -> bytes:
+        """The models' names and sketches and the paired bootstrap's units: bytes of
+        format version 1 that :meth:`from_bytes` reads back, written and checksummed by
+        the core as :meth:`CalibrationSketch.to_bytes` (docs/design.md, "Sketch bytes")."""
+        return self._sketch.to_bytes(_bytes.encode_names(self._names))
+
+    @classmethod
+    def from_bytes(cls, data: bytes, *, max_memory: Optional[int] = None) -> "ComparisonSketch":
+        """Reads :meth:`to_bytes` output, with the guarantees of
+        :meth:`CalibrationSketch.from_bytes`: a sketch that some rows could have made
+        (each model's sketch checked as there, every unit against its cells, label and
+        the models' rows, names distinct and valid UTF-8) or a ``ValueError``
+        ("corrupt comparison sketch: ..."). ``max_memory`` as there."""
+        core, section = _core.PairedSketch.from_bytes(_bytes.as_bytes(data), _bytes.memory_limit(max_memory))
+        out = cls.__new__(cls)
+        out._names, out._sketch = _bytes.decode_names(section, core.models), core
+        return out
+
+    def __reduce__(self):
+        # Pickles are trusted data (unpickling runs code), so their bytes are read without a memory bound.
+        return (ComparisonSketch._unpickled, (self.to_bytes(),))
+
+    @classmethod
+    def _unpickled(cls, data: bytes) -> "ComparisonSketch":
+        return cls.from_bytes(data, max_memory=_bytes.UNBOUNDED)
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, ComparisonSketch) and self.to_bytes() == other.to_bytes()
+
+    __hash__ = None
 
     def __repr__(self) -> str:
         return (f"ComparisonSketch(models={list(self._names)}, n={self.n}, units={self.units}, "

@@ -14,13 +14,13 @@ import datetime
 import struct
 import threading
 import warnings
-import zlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple, Union
 
 import numpy as np
 
-from . import _core, _validate
+from . import _bytes, _core, _validate
+from ._bytes import key_kind as _key_kind
 from ._errors import InputError, ResolutionWarning
 from ._summary import counts_check
 from ._typing import ArrayLike
@@ -888,101 +888,6 @@ class GroupedRows:
 # --- Streams -----------------------------------------------------------------------------------
 
 _KEY_FORMAT = b"SMECEGK\0"
-# 2: the set's resolution and metric in the header; 3: a CRC-32 of everything
-# before it at the end (the keys have no checksum of their own); 4: as 3, written
-# only by sets that hold tuple or period keys (tags "t" and "P"), so that readers
-# that predate those tags refuse the version rather than a tag. 1 to 3 are still
-# read, and sets of other keys still write 3.
-_KEY_VERSION = 3
-_KEY_VERSION_TAGS = 4
-_METRICS = ("l1", "logit")
-
-
-def _key_kind(key: Any) -> str:
-    """Numbers (booleans too: numpy pools True with 1), strings, dates, periods of one
-    frequency, or tuples of those, column by column: one kind per set of groups."""
-    if isinstance(key, (bool, int, float, np.bool_, np.number)):
-        return "number"
-    if isinstance(key, (str, np.str_)):
-        return "string"
-    if isinstance(key, np.datetime64):
-        return "date"
-    if _is_period(key):
-        return f"period[{key.freqstr}]"
-    if isinstance(key, tuple):
-        return "(" + ", ".join(_key_kind(k) for k in key) + ")"
-    return type(key).__name__
-
-
-def _encode_key(key: Any, inner: bool = False) -> bytes:
-    """A group key as bytes: a type tag and the value (no pickle: bytes from elsewhere are data, never code)."""
-    if isinstance(key, (bool, np.bool_)):
-        return b"b" + struct.pack("<?", bool(key))
-    if isinstance(key, (int, np.integer)):
-        return b"i" + struct.pack("<q", int(key))
-    if isinstance(key, (float, np.floating)):
-        if float(key) != key:  # a long double that no double holds: two such keys could come back as one
-            raise TypeError(f"the group key {key!r} (a long double) cannot be serialized: no double holds it exactly")
-        return b"f" + struct.pack("<d", float(key))
-    if isinstance(key, (str, np.str_)):
-        raw = str(key).encode("utf-8")
-        return b"s" + struct.pack("<I", len(raw)) + raw
-    if isinstance(key, np.datetime64):
-        unit = np.datetime_data(key.dtype)[0].encode("ascii")
-        return b"M" + struct.pack("<B", len(unit)) + unit + struct.pack("<q", int(key.astype(np.int64)))
-    if _is_period(key):  # the frequency as pandas names it, and the period's ordinal in it
-        freq = key.freqstr.encode("ascii")
-        return b"P" + struct.pack("<B", len(freq)) + freq + struct.pack("<q", int(key.ordinal))
-    if isinstance(key, tuple) and not inner:
-        return b"t" + struct.pack("<I", len(key)) + b"".join(_encode_key(k, inner=True) for k in key)
-    raise TypeError(f"group keys of type {type(key).__name__} cannot be serialized (numbers, strings, booleans, "
-                    f"numpy dates, pandas periods and tuples of them can)")
-
-
-def _decode_period(freq: str, ordinal: int):
-    try:
-        import pandas as pd
-    except ImportError:
-        raise _missing_module("Reading a grouped sketch with period keys", "pandas") from None
-    try:
-        return pd.Period(ordinal=ordinal, freq=freq)
-    except (TypeError, ValueError, OverflowError):
-        raise ValueError(f"corrupt grouped sketch: bad period frequency {freq!r} or ordinal {ordinal}") from None
-
-
-def _decode_key(data: bytes, pos: int, inner: bool = False):
-    tag = data[pos:pos + 1]
-    pos += 1
-    if tag == b"b":
-        return bool(data[pos]), pos + 1
-    if tag == b"i":
-        return struct.unpack_from("<q", data, pos)[0], pos + 8
-    if tag == b"f":
-        return struct.unpack_from("<d", data, pos)[0], pos + 8
-    if tag == b"s":
-        (size,) = struct.unpack_from("<I", data, pos)
-        return data[pos + 4:pos + 4 + size].decode("utf-8"), pos + 4 + size
-    if tag == b"M":
-        size = data[pos]
-        unit = data[pos + 1:pos + 1 + size].decode("ascii")
-        (value,) = struct.unpack_from("<q", data, pos + 1 + size)
-        return np.datetime64(value, unit), pos + 1 + size + 8
-    if tag == b"P":
-        size = data[pos]
-        freq = data[pos + 1:pos + 1 + size].decode("ascii")
-        (ordinal,) = struct.unpack_from("<q", data, pos + 1 + size)
-        return _decode_period(freq, ordinal), pos + 1 + size + 8
-    if tag == b"t" and not inner:
-        (count,) = struct.unpack_from("<I", data, pos)
-        pos += 4
-        if count > len(data) - pos:  # each element takes at least 2 bytes
-            raise ValueError("corrupt grouped sketch: truncated or malformed")
-        items = []
-        for _ in range(count):
-            item, pos = _decode_key(data, pos, inner=True)
-            items.append(item)
-        return tuple(items), pos
-    raise ValueError(f"corrupt grouped sketch: unknown key tag {tag!r}")
 
 
 def _keys_in_order(keys: list):
@@ -1134,59 +1039,54 @@ class GroupedSketch:
 
     # -- serialization --------------------------------------------------------
     def to_bytes(self) -> bytes:
-        """Every group's key and sketch bytes, versioned."""
-        with self._lock:  # one state of the set, between updates (one group's copy at a time)
-            tagged = any(isinstance(k, tuple) or _is_period(k) for k in self._keys)
-            parts = [_KEY_FORMAT, struct.pack("<II", _KEY_VERSION_TAGS if tagged else _KEY_VERSION, len(self._keys)),
-                     struct.pack("<IB", self._core.resolution, _METRICS.index(self._metric))]
-            for code, key in enumerate(self._keys):
-                raw = self._core.sketch(code).to_bytes()
-                parts += [_encode_key(key), struct.pack("<Q", len(raw)), raw]
-        body = b"".join(parts)
-        return body + struct.pack("<I", zlib.crc32(body))
+        """Every group's key and sketch: bytes of format version 5, which the core
+        writes and checksums (the layout: docs/design.md, "Sketch bytes")."""
+        with self._lock:  # one state of the set, between updates
+            return self._core.to_bytes(_bytes.encode_keys(self._keys), len(self._keys))
 
     @classmethod
-    def from_bytes(cls, data: bytes) -> "GroupedSketch":
-        """Reads :meth:`to_bytes` output; anything else raises ValueError."""
-        data = bytes(data)
-        if data[:8] != _KEY_FORMAT or len(data) < 16:
-            raise ValueError("corrupt grouped sketch: not grouped-sketch bytes")
-        version, count = struct.unpack_from("<II", data, 8)
-        if version not in (1, 2, _KEY_VERSION, _KEY_VERSION_TAGS):
-            raise ValueError(f"corrupt grouped sketch: unknown format version {version}")
-        if version >= 3:
-            data, (crc,) = data[:-4], struct.unpack_from("<I", data, len(data) - 4)
-            if zlib.crc32(data) != crc:
-                raise ValueError("corrupt grouped sketch: checksum mismatch")
-        out = None
-        pos = 16
-        try:
-            if version >= 2:  # the set's own resolution and metric (version 1 took the first group's)
-                resolution, metric = struct.unpack_from("<IB", data, pos)
-                pos += 5
-                if metric >= len(_METRICS):
-                    raise ValueError(f"corrupt grouped sketch: unknown metric code {metric}")
-                out = cls(resolution, _METRICS[metric])
-            for _ in range(count):
-                key, pos = _decode_key(data, pos)
-                (size,) = struct.unpack_from("<Q", data, pos)
-                sketch = _core.Sketch.from_bytes(data[pos + 8:pos + 8 + size])
-                pos += 8 + size
-                if out is None:
-                    out = cls(sketch.resolution, sketch.metric)
-                if (sketch.resolution, sketch.metric) != (out._core.resolution, out._metric):
-                    raise ValueError("corrupt grouped sketch: a group's resolution or metric differs from the set's")
-                if key in out._codes:
-                    raise ValueError(f"corrupt grouped sketch: the key {key!r} appears twice")
-                out._core.set(out._code_of(key, one_kind=version >= 3), sketch)  # older sets could mix kinds
-        except (struct.error, IndexError, UnicodeDecodeError, TypeError):  # TypeError: a date unit, keys of two kinds
-            raise ValueError("corrupt grouped sketch: truncated or malformed") from None
-        if pos != len(data):
-            raise ValueError("corrupt grouped sketch: trailing bytes")
-        return out if out is not None else cls()
+    def from_bytes(cls, data: bytes, *, max_memory: Optional[int] = None) -> "GroupedSketch":
+        """Reads :meth:`to_bytes` output (format versions 1 to 5).
+
+        Bytes may come from anywhere: what is read back is a set that
+        :meth:`update` and :meth:`merge` could have made, or a ``ValueError``
+        ("corrupt grouped sketch: ...", or one naming an unknown format
+        version). Every group's sketch is checked as
+        :meth:`CalibrationSketch.from_bytes` checks it and every key as
+        :meth:`update` checks keys (no NaN or NaT, valid UTF-8, periods pandas
+        can make, one kind per set, no key twice). Versions 1 and 2 had no
+        checksum over their keys: each group's sketch bytes carry their own,
+        but a key changed in transit reads as another key.
+
+        ``max_memory``: bytes that all the groups together may allocate (a
+        ``ValueError`` before allocating more); by default 64 MiB or 64 times
+        ``len(data)``, whichever is more.
+        """
+        data = _bytes.as_bytes(data)
+        limit = _bytes.memory_limit(max_memory)
+        version = struct.unpack_from("<I", data, 8)[0] if len(data) >= 16 and data[:8] == _KEY_FORMAT else 0
+        if 1 <= version <= 4:
+            metric, resolution, keys, sketches = _bytes.read_legacy_grouped(data, version, limit)
+            out = cls(DEFAULT_RESOLUTION if resolution is None else resolution, metric or "l1")
+            for code, sketch in enumerate(sketches):
+                out._core.set(code, sketch)
+        else:
+            core, section = _core.GroupedSketch.from_bytes(data, limit)
+            keys = _bytes.decode_keys(section, core.groups)
+            out = cls(core.resolution, core.metric)
+            out._core = core
+        for key in keys:
+            out._codes[key] = len(out._keys)
+            out._keys.append(key)
+        return out
 
     def __reduce__(self):
-        return (GroupedSketch.from_bytes, (self.to_bytes(),))
+        # Pickles are trusted data (unpickling runs code), so their bytes are read without a memory bound.
+        return (GroupedSketch._unpickled, (self.to_bytes(),))
+
+    @classmethod
+    def _unpickled(cls, data: bytes) -> "GroupedSketch":
+        return cls.from_bytes(data, max_memory=_bytes.UNBOUNDED)
 
     def __repr__(self) -> str:
         return f"GroupedSketch({len(self)} groups, n={self.n}, metric={self._metric!r})"

@@ -13,7 +13,7 @@ from __future__ import annotations
 import warnings
 from typing import Optional, Union
 
-from . import _core, _validate
+from . import _bytes, _core, _validate
 from ._errors import InputError, ResolutionError, ResolutionWarning
 from ._typing import ArrayLike
 from ._util import sigma_star
@@ -119,21 +119,43 @@ class CalibrationSketch:
 
     # -- serialization --------------------------------------------------------
     def to_bytes(self) -> bytes:
-        """Versioned, checksummed bytes (little-endian) that :meth:`from_bytes` reads back."""
+        """Bytes of format version 4 that :meth:`from_bytes` reads back, on any machine:
+        little-endian, ending in an XXH64 checksum, written by the core (the layout:
+        docs/design.md, "Sketch bytes")."""
         return self._sketch.to_bytes()
 
     @classmethod
-    def from_bytes(cls, data: bytes) -> "CalibrationSketch":
-        """Reads :meth:`to_bytes` output. Truncated, altered, inconsistent or
-        foreign bytes raise ``ValueError`` ("corrupt sketch: ...")."""
-        if not isinstance(data, (bytes, bytearray, memoryview)):
-            raise TypeError(f"data must be bytes, got {type(data).__name__}")
+    def from_bytes(cls, data: bytes, *, max_memory: Optional[int] = None) -> "CalibrationSketch":
+        """Reads :meth:`to_bytes` output (format versions 2 to 4).
+
+        Bytes may come from anywhere: what is read back is a sketch that
+        some rows could have made, or a ``ValueError``. Truncated, altered,
+        inconsistent or foreign bytes raise "corrupt sketch: ..." (an
+        unknown or retired format version is named): every count, sum and
+        position is checked against what a real sketch can hold (the
+        checksum alone does not protect against bytes made to pass it), so
+        an accepted sketch's answers lie where rows' answers lie (smECE in
+        [0, 1], a non-negative density, finite totals, at most 2^53 rows).
+
+        ``max_memory``: bytes the reader may allocate (a ``ValueError``
+        before allocating more); by default 64 MiB or 64 times
+        ``len(data)``, whichever is more. Real sketches fit the default,
+        but for a grid of 2^20 or more intervals whose rows crowd into a few
+        cells (its bytes are small, its memory ~90·resolution bytes): pass
+        a larger ``max_memory`` for bytes from a source you trust.
+        Pickles are read without a bound.
+        """
         out = cls.__new__(cls)
-        out._sketch = _core.Sketch.from_bytes(bytes(data))
+        out._sketch = _core.Sketch.from_bytes(_bytes.as_bytes(data), _bytes.memory_limit(max_memory))
         return out
 
     def __reduce__(self):
-        return (CalibrationSketch.from_bytes, (self.to_bytes(),))
+        # Pickles are trusted data (unpickling runs code), so their bytes are read without a memory bound.
+        return (CalibrationSketch._unpickled, (self.to_bytes(),))
+
+    @classmethod
+    def _unpickled(cls, data: bytes) -> "CalibrationSketch":
+        return cls.from_bytes(data, max_memory=_bytes.UNBOUNDED)
 
     def __eq__(self, other) -> bool:
         return isinstance(other, CalibrationSketch) and self.to_bytes() == other.to_bytes()

@@ -5,7 +5,9 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <shared_mutex>
+#include <string>
 #include <vector>
 
 #include "pass/columns.hpp"
@@ -64,6 +66,15 @@ public:
                         std::int64_t threads) const;
     Sketch total() const;  // all groups as one
     WeightTraits weight_traits() const;  // of every weight added, in any group
+
+    // Bytes of format version 5 (sketch_bytes.cpp): the set's header, `keys`
+    // (the caller's encoding of the keys of groups 0..groups−1, which the
+    // core keeps as they are) and each of those groups' sketch bytes.
+    std::string to_bytes(const std::string& keys, std::int64_t groups) const;
+    // Reads version 5 bytes: the set, and its keys' bytes into `keys` (the
+    // caller checks them). Every group's sketch is checked as
+    // Sketch::from_bytes checks it, all within one budget.
+    static std::unique_ptr<GroupedSketch> from_bytes(const std::string& bytes, MemoryBudget& budget, std::string& keys);
 
 private:
     void grow(std::int64_t groups);  // with the lock held

@@ -8,14 +8,11 @@
 #include "runtime/errors.hpp"
 
 namespace smoothece {
-namespace {
 
-std::string key_bytes(const PairedUnits& u, std::size_t unit) {
+std::string key_bytes_of(const PairedUnits& u, std::size_t unit) {
     const auto width = static_cast<std::size_t>(u.models + 1);
     return std::string(reinterpret_cast<const char*>(u.key.data() + unit * width), width * sizeof(std::uint32_t));
 }
-
-}  // namespace
 
 PairedSketch::PairedSketch(Metric metric, std::int64_t resolution, std::int64_t models, std::int64_t unit_cells)
     : mapping_(metric == Metric::Logit ? Mapping::logit() : Mapping::l1()), unit_cells_(unit_cells) {
@@ -71,7 +68,7 @@ void PairedSketch::add_units(const PairedUnits& batch_in) {
     units_.rescale(exp);
     batch.rescale(exp);
     for (std::size_t u = 0; u < static_cast<std::size_t>(batch.size()); ++u) {
-        const auto [it, added] = index_.emplace(key_bytes(batch, u), static_cast<std::size_t>(units_.size()));
+        const auto [it, added] = index_.emplace(key_bytes_of(batch, u), static_cast<std::size_t>(units_.size()));
         const std::size_t at = it->second;
         if (added) {
             units_.key.insert(units_.key.end(), batch.key.begin() + static_cast<std::ptrdiff_t>(u * width),

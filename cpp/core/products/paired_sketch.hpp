@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <unordered_map>
@@ -23,6 +24,9 @@ namespace smoothece {
 
 constexpr std::int64_t kMaxSketchUnits = std::int64_t{1} << 18;
 constexpr std::int64_t kMinUnitCells = 16;
+
+// A unit's key (its cells and label) as bytes: what the sketch indexes its units by.
+std::string key_bytes_of(const PairedUnits& units, std::size_t unit);
 
 class PairedSketch {
 public:
@@ -42,6 +46,13 @@ public:
     std::int64_t unit_cells() const;
     std::int64_t units() const;
     std::size_t memory_bytes() const;
+
+    // Bytes of format version 1 (sketch_bytes.cpp): the header, `names` (the
+    // caller's encoding of the models' names, kept as they are), every
+    // model's sketch bytes and the units. from_bytes checks everything as
+    // Sketch::from_bytes does, and the units against the models' rows.
+    std::string to_bytes(const std::string& names) const;
+    static std::unique_ptr<PairedSketch> from_bytes(const std::string& bytes, MemoryBudget& budget, std::string& names);
 
     // Paired replicates of the models' SmoothECE, given each one's σ* (metric units).
     PairedReplicates replicates(const std::vector<double>& sigma_star, std::int64_t count, std::uint64_t seed,

@@ -23,6 +23,7 @@
 #include "answers/analysis.hpp"
 #include "pass/columns.hpp"
 #include "pass/rows.hpp"
+#include "products/envelope.hpp"
 #include "summary/atoms.hpp"
 #include "summary/summary.hpp"
 
@@ -32,11 +33,15 @@ namespace smoothece {
 std::string merge_mismatch(const std::string& what, Metric metric, std::int64_t resolution, Metric other_metric,
                            std::int64_t other_resolution);
 
+// A sketch counts at most 2^53 rows: its counts are doubles, exact to there.
+constexpr std::uint64_t kMaxSketchRows = std::uint64_t{1} << 53;
+
 class Sketch {
 public:
     // `resolution`: grid intervals, a power of two in [256, 2^22].
     Sketch(Metric metric, std::int64_t resolution);
     Sketch(const Sketch& other);
+    Sketch(Sketch&& other) noexcept;
     Sketch& operator=(const Sketch& other);
 
     // Adds a batch of rows, checked in the same pass; on a bad row (or an
@@ -63,10 +68,14 @@ public:
     std::size_t memory_bytes() const;
     std::size_t max_atoms() const { return static_cast<std::size_t>(resolution_ / 2); }
 
-    // Versioned, checksummed little-endian bytes. from_bytes throws
-    // CorruptSketch on truncated, altered or inconsistent input.
+    // Bytes of format version 4 (products/envelope.hpp; sketch_bytes.cpp
+    // holds the layout). from_bytes reads versions 2 to 4 and throws
+    // CorruptSketch on anything a real sketch cannot hold (truncated,
+    // altered or inconsistent bytes), SketchTooLarge before allocating past
+    // the budget; an accepted sketch answers as some rows would.
     std::string to_bytes() const;
-    static Sketch from_bytes(const std::string& bytes);
+    static Sketch from_bytes(const std::string& bytes, MemoryBudget& budget);
+    static Sketch from_bytes(const std::string& bytes);  // with the default budget for its size
 
 private:
     struct State {

@@ -31,10 +31,19 @@ public:
     std::int64_t size;
 };
 
-// A sketch's bytes (or its merged state) are not a consistent sketch.
+// A sketch's bytes (or its merged state) are not a consistent sketch:
+// "corrupt <kind>: <what>".
 class CorruptSketch : public std::invalid_argument {
 public:
-    explicit CorruptSketch(const std::string& what) : std::invalid_argument("corrupt sketch: " + what) {}
+    explicit CorruptSketch(const std::string& what, const std::string& kind = "sketch")
+        : std::invalid_argument("corrupt " + kind + ": " + what) {}
+};
+
+// Reading a sketch's bytes would allocate more than the reader allows
+// (products/envelope.hpp).
+class SketchTooLarge : public std::invalid_argument {
+public:
+    explicit SketchTooLarge(const std::string& message) : std::invalid_argument(message) {}
 };
 
 // The caller asked to stop (Ctrl-C reached the bindings' interrupt check).
