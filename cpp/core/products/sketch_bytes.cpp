@@ -79,10 +79,11 @@ bool unit_weights(const Atoms& a) {
     return true;
 }
 
-// A group of rows' Σw and Σw² (positive Σw, `rows` of them if known, else 0).
+// A group of `rows` (or at most `rows`) rows' Σw > 0 and Σw²: (Σw)²/n ≤ Σw² ≤ (Σw)².
+// Σw² = 0 is refused too, though weights below 1e-162 of the largest (as
+// scaled) give it: resampling draws Gamma((Σw)²/Σw²), which it cannot.
 bool possible_squares(double w, double w2, double rows) {
-    if (!(w2 >= 0.0) || w2 > w * w * (1.0 + kSumTolerance) + kTiny) return false;
-    return rows <= 0.0 || w2 >= w * w / rows * (1.0 - kSumTolerance) - kTiny;
+    return w2 > 0.0 && w2 <= w * w * (1.0 + kSumTolerance) + kTiny && w2 >= w * w / rows * (1.0 - kSumTolerance) - kTiny;
 }
 
 struct Header {
@@ -610,7 +611,7 @@ std::unique_ptr<PairedSketch> PairedSketch::from_bytes(const std::string& bytes,
         const double w = u.weight[i], w2 = u.weight_sq[i];
         const std::uint32_t label = u.key[i * (k + 1) + k];
         bool ok = std::isfinite(w) && w >= 0.0 && label <= 1 && w <= static_cast<double>(first.rows()) * kMaxScaledWeight;
-        ok = ok && (w > 0.0 ? possible_squares(w, w2, 0.0) && (w2 > 0.0 || w < 1e-150) : w2 == 0.0);
+        ok = ok && (w > 0.0 ? possible_squares(w, w2, static_cast<double>(first.rows())) : w2 == 0.0);
         for (std::uint64_t m = 0; ok && m < k; ++m) {
             const std::uint32_t c = u.key[i * (k + 1) + m];
             const double res = u.residual[i * k + m], wx = u.weight_x[i * k + m];
