@@ -295,7 +295,8 @@ class ComparisonSketch:
         merge order (:attr:`unit_cells` says which).
 
     Rows are added with :meth:`update` (every model's predictions of the same
-    rows); a batch with a bad value in any model adds nothing.
+    rows); a batch with a bad value in any model adds nothing. A sketch
+    travels as :meth:`to_bytes` (and pickles), read back by :meth:`from_bytes`.
     """
 
     __slots__ = ("_sketch", "_names")
