@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 
 import smoothece
-from smoothece import (CalibrationSketch, ComparisonSketch, GroupedSketch, InputError, ResolutionWarning,
-                       WeightKindWarning)
+from smoothece import (CalibrationSketch, ComparisonSketch, GroupedSketch, InputError, ResolutionError,
+                       ResolutionWarning, WeightKindWarning)
 
 DATA = pathlib.Path(__file__).parent / "data" / "sketch_bytes"
 G22 = 1 << 22
@@ -762,11 +762,20 @@ def _sane_sketch(s: CalibrationSketch, deep: bool) -> None:
         for sigma in sigmas:
             assert _in_range(s.smece_sigma(sigma))
         if deep:
-            d = s.reliability_diagram(n_boot=0)
+            # At σ* where the grid resolves it, else at the grid's finest σ (σ* is then a bound,
+            # from which no diagram or interval is drawn: ResolutionError).
+            try:
+                d = s.reliability_diagram(n_boot=0)
+            except ResolutionError as err:
+                assert 0.0 <= err.lower <= err.upper <= s.min_sigma
+                d = s.reliability_diagram(sigma=s.min_sigma, n_boot=0)
             assert (d.density >= -1e-9 * d.density.max()).all()
             mu = d.mu[np.isfinite(d.mu)]
             assert ((mu >= -1e-9) & (mu <= 1 + 1e-9)).all()
-            s.bootstrap_smece(n_boot=4, seed=0, weight_kind="importance")
+            try:
+                s.bootstrap_smece(n_boot=4, seed=0, weight_kind="importance")
+            except ResolutionError:
+                s.bootstrap_smece(n_boot=4, seed=0, weight_kind="importance", sigma=s.min_sigma)
 
 
 def _sane_grouped(g: GroupedSketch, deep: bool) -> None:
