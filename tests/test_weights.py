@@ -162,3 +162,26 @@ def test_a_sketch_keeps_what_its_weights_were_through_merges_and_bytes():
     grouped.update([0.2], [1], [False], [3.0])  # a row counted three times in one group: the set's weights are counts
     with pytest.warns(smoothece.WeightKindWarning):
         grouped.smece_by_group(n_boot=5, seed=0)
+
+
+def test_a_weight_too_small_to_square_resamples_like_no_row():
+    # w = 1e-200 next to unit weights: w² underflows to 0, and its resampling cell's
+    # (Σw)²/Σw² was 0/0 (bootstrap and test failed inside with "gamma: the shape must be positive").
+    rng = np.random.default_rng(0)
+    f = rng.uniform(0.1, 1.0, 5000)
+    y = (rng.random(f.size) < f).astype(float)
+    w = np.ones(f.size)
+    f[0], w[0] = 1e-4, 1e-200  # alone in its cell
+    squarable = w.copy()
+    squarable[0] = 1e-100  # alone in its cell, it draws as one row: so does the weight too small to square
+    boot = [smoothece.bootstrap_smece(f, y, weights=v, seed=0, n_boot=100) for v in (w, squarable)]
+    assert (boot[0].low, boot[0].high) == pytest.approx((boot[1].low, boot[1].high), abs=1e-12)
+    tests = [smoothece.calibration_test(f, y, weights=v, seed=0, n_sim=100) for v in (w, squarable)]
+    assert tests[0].p_value == tests[1].p_value
+    # Its sketch's bytes (Σw² = 0 in that cell or atom) read back and resample alike.
+    for resolution in (2**15, 256):  # atoms, grid
+        sketch = smoothece.CalibrationSketch(resolution).update(f, y, w)
+        back = smoothece.CalibrationSketch.from_bytes(sketch.to_bytes())
+        assert back == sketch
+        assert back.bootstrap_smece(sigma=0.1, seed=0, n_boot=50).high == \
+            sketch.bootstrap_smece(sigma=0.1, seed=0, n_boot=50).high

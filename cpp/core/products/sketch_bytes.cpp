@@ -80,10 +80,10 @@ bool unit_weights(const Atoms& a) {
 }
 
 // A group of `rows` (or at most `rows`) rows' Σw > 0 and Σw²: (Σw)²/n ≤ Σw² ≤ (Σw)².
-// Σw² = 0 is refused too, though weights below 1e-162 of the largest (as
-// scaled) give it: resampling draws Gamma((Σw)²/Σw²), which it cannot.
+// Σw² = 0 where the weights square to nothing (below ~1e-154 of the largest,
+// as scaled): resampling then draws the group as one row (resampling/draws.hpp).
 bool possible_squares(double w, double w2, double rows) {
-    return w2 > 0.0 && w2 <= w * w * (1.0 + kSumTolerance) + kTiny && w2 >= w * w / rows * (1.0 - kSumTolerance) - kTiny;
+    return w2 >= 0.0 && w2 <= w * w * (1.0 + kSumTolerance) + kTiny && w2 >= w * w / rows * (1.0 - kSumTolerance) - kTiny;
 }
 
 struct Header {

@@ -32,6 +32,11 @@ public:
     BootstrapDraw(double weight, double weight_sq, int weight_exp, WeightKind kind) {
         if (!(weight > 0.0)) return;
         shape_ = kind == WeightKind::Frequency ? std::ldexp(weight, -weight_exp) : weight * weight / weight_sq;
+        // Weights below ~1e-154 of the largest square to nothing: (Σw)²/Σw²,
+        // between 1 and the group's rows, is then unknown, and the group (of no
+        // influence next to the others) draws as one row, the widest it can
+        // (its consistency draw too: ConsistencyDraw::effective_rows).
+        if (!(shape_ > 0.0) || !std::isfinite(shape_)) shape_ = 1.0;
         gamma_ = Gamma(shape_);
     }
 
@@ -123,6 +128,7 @@ private:
     static double effective_rows(double rows, double weight, double weight_sq, int weight_exp, WeightKind kind) {
         if (kind == WeightKind::Frequency) return std::ldexp(weight, -weight_exp);
         const double n = weight * weight / weight_sq;
+        if (!(n > 0.0) || !std::isfinite(n)) return 1.0;  // weights too small to square: as one row (BootstrapDraw)
         return std::fabs(n - rows) <= 1e-9 * rows ? rows : n;  // equal weights: rows exactly
     }
     // Whole rows: the Binomial routes (table or BTRD), else Bernoulli or Beta.
