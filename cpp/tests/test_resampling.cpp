@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <memory>
 #include <random>
 #include <string>
 #include <utility>
@@ -14,10 +15,13 @@
 #include "answers/analysis.hpp"
 #include "answers/comparison.hpp"
 #include "core_rows.hpp"
+#include "pass/rows.hpp"
+#include "resampling/atom_columns.hpp"
 #include "resampling/group_smoothing.hpp"
 #include "resampling/lanes_kernel.hpp"
 #include "resampling/paired.hpp"
 #include "resampling/resample.hpp"
+#include "smoothing/curves.hpp"
 #include "smoothing/spectrum.hpp"
 
 using namespace smoothece;
@@ -255,3 +259,141 @@ TEST(paired_replicates_of_a_model_and_itself) {
 }
 
 }  // namespace
+
+namespace {
+
+// Atoms at grid positions x with weights w and label weights l (l ≤ w).
+Atoms atoms_at(const Mapping& mapping, const std::vector<double>& x, const std::vector<double>& w,
+               const std::vector<double>& l) {
+    Atoms a;
+    a.mapping = mapping;
+    a.x = x;
+    for (std::size_t i = 0; i < x.size(); ++i) {
+        const double f = mapping.prediction(x[i]);
+        a.by_label[0].push_back({1.0, w[i] - l[i], (w[i] - l[i]) * (w[i] - l[i]), (w[i] - l[i]) * f});
+        a.by_label[1].push_back({1.0, l[i], l[i] * l[i], l[i] * f});
+        a.rows += 2;
+    }
+    return a;
+}
+
+}  // namespace
+
+// The columns of atoms: their sums at the read nodes are the transform of
+// the atoms binned as a pass bins them (summarise_atoms, Spectrum), on the
+// probability and the logit axis, with atoms at and near both ends (whose
+// mirror images the transform folds back), read off the bin grid itself,
+// a coarser and a finer one; μ̂ on the mesh as mu_on_mesh reads it from
+// the transform's sums.
+TEST(atom_columns_are_the_transform) {
+    struct Case { Metric metric; std::int64_t bin, read; double sigma; };
+    for (const Case c : {Case{Metric::L1, 1024, 1024, 0.02}, Case{Metric::L1, 8192, 512, 0.004},
+                         Case{Metric::L1, 256, 512, 0.3}, Case{Metric::Logit, 65536, 65536, 3e-4},
+                         Case{Metric::Logit, 131072, 8192, 2e-3}}) {
+        const Mapping mapping = c.metric == Metric::Logit ? Mapping::logit() : Mapping::l1();
+        std::vector<double> x{0.0, 3e-4, 0.2, 0.2 + 1e-3, 0.5, 0.73, 1.0 - 2e-4, 1.0};
+        if (c.metric == Metric::Logit)
+            x = {mapping.position(0.0), mapping.position(0.01), mapping.position(0.3), mapping.position(0.3001),
+                 mapping.position(0.5), mapping.position(0.9), mapping.position(1.0)};
+        std::mt19937_64 rng(21);
+        std::uniform_real_distribution<double> u(0.1, 1.0);
+        std::vector<double> w(x.size()), l(x.size());
+        for (std::size_t i = 0; i < x.size(); ++i) {
+            w[i] = u(rng);
+            l[i] = w[i] * u(rng);
+        }
+        const Atoms atoms = atoms_at(mapping, x, w, l);
+        const Summary s = summarise_atoms(atoms, Content::Full, c.bin);
+        std::vector<double> masses(s.w0.size()), weight(static_cast<std::size_t>(c.read + 1)), label(weight.size());
+        for (std::size_t j = 0; j < masses.size(); ++j) masses[j] = s.w0[j] + s.w1[j];
+        Spectrum(masses.data(), c.bin).evaluate(c.sigma, weight.data(), nullptr, c.read);
+        Spectrum(s.w1.data(), c.bin).evaluate(c.sigma, label.data(), nullptr, c.read);
+        const AtomColumns columns(x, c.bin, c.sigma, c.read);
+        const std::vector<double> by_columns = columns.sums(w.data()), label_columns = columns.sums(l.data());
+        const double top = *std::max_element(weight.begin(), weight.end());
+        double worst = 0.0;
+        for (std::size_t j = 0; j < weight.size(); ++j)
+            worst = std::max({worst, std::fabs(by_columns[j] - weight[j]), std::fabs(label_columns[j] - label[j])});
+        const std::int64_t mesh = std::min<std::int64_t>(512, c.read);
+        const auto points = static_cast<std::size_t>(mesh_points(mapping, c.read, mesh));
+        std::vector<double> mu_fft(points), mu_dense(points), mu_columns(points);
+        mu_on_mesh(weight, label, mapping, mesh, mu_fft.data(), 1);
+        mu_on_mesh(weight, label, mapping, mesh, mu_dense.data(), 1, 1e4 * top);  // NaN below 1e-8 of the peak
+        columns.mu(w.data(), l.data(), mapping, mesh, mu_columns.data(), 1);
+        double mu_worst = 0.0;
+        std::size_t finite_fft = 0, finite_columns = 0, dense = 0;
+        for (std::size_t m = 0; m < points; ++m) {
+            finite_fft += !std::isnan(mu_fft[m]);
+            finite_columns += !std::isnan(mu_columns[m]);
+            dense += !std::isnan(mu_dense[m]);
+            if (!std::isnan(mu_dense[m])) mu_worst = std::max(mu_worst, std::fabs(mu_dense[m] - mu_columns[m]));
+        }
+        const std::string what = std::string(metric_name(c.metric)) + " bin " + std::to_string(c.bin) + " read " +
+                                 std::to_string(c.read) + " sigma " + std::to_string(c.sigma);
+        check(worst <= 1e-12 * top, what + ": column sums are the transform's (worst " + std::to_string(worst / top) + " of the peak)");
+        // Where the density is near its floor (1e-12 of the peak) μ̂ rests on
+        // the transform's rounding: compared where it is above 1e-8 of it
+        // (NaN at the same points but for a few near the floor).
+        check(!(mu_worst > 1e-7) && dense > 0 && finite_columns + 2 >= finite_fft && finite_fft + 2 >= finite_columns,
+              what + ": the same mu on the mesh (worst " + std::to_string(mu_worst) + " at " + std::to_string(dense) +
+                  " points)");
+    }
+}
+
+// Replicates of a summary from its atoms draw as the summary's own replicates
+// do: with every atom's rows in the middle of a resampling cell (where the
+// grid's binning keeps a row's mass inside its cell) the two routes give the
+// same σ* to the grid's accuracy, replicate by replicate, for both kinds and
+// both metrics; on 1 and 2 threads alike; no replicate below a grid.
+TEST(atoms_draw_as_their_summary) {
+    for (const Metric metric : {Metric::L1, Metric::Logit}) {
+        const Mapping mapping = metric == Metric::Logit ? Mapping::logit() : Mapping::l1();
+        const std::int64_t n = 20000;
+        const std::int64_t g = first_intervals(n, mapping, Content::Full);
+        // Eleven positions spread over the data's range, each at 3.5 intervals
+        // into a cell of 8 (a row's four nodes j − 1 … j + 2 stay in it).
+        const double lo = metric == Metric::Logit ? mapping.position(0.02) : 0.02;
+        const double hi = metric == Metric::Logit ? mapping.position(0.98) : 0.98;
+        std::vector<double> f_values;
+        for (int k = 0; k <= 10; ++k) {
+            const double x = lo + (hi - lo) * k / 10.0;
+            const double cell = std::floor(x * static_cast<double>(g) / 8.0);
+            f_values.push_back(mapping.prediction((8.0 * cell + 3.5) / static_cast<double>(g)));
+        }
+        Rows rows;
+        std::mt19937_64 rng(33);
+        std::uniform_real_distribution<double> u;
+        for (std::int64_t i = 0; i < n; ++i) {
+            const double f = f_values[static_cast<std::size_t>(i % 11)];
+            rows.f.push_back(f);
+            rows.y.push_back(u(rng) < f ? 1 : 0);
+        }
+        Analysis analysis = Analysis::of_rows(rows.inputs(), metric, Content::Full, 1);
+        const Summary& s = analysis.summary();
+        const double star = analysis.smece(1).sigma / s.mapping.span;
+        const std::shared_ptr<RowsBehind> behind = rows_of_arrays(rows.inputs(), s.mapping, s.weight_exp);
+        const Atoms* atoms = behind->few_atoms(64, 1);
+        check(atoms != nullptr && atoms->size() == 11 && s.intervals == g, std::string(metric_name(metric)) + ": eleven atoms");
+        if (!atoms) continue;
+        for (const ResampleKind kind : {ResampleKind::Bootstrap, ResampleKind::Consistency}) {
+            ResampleRequest req;
+            req.kind = kind;
+            req.count = 40;
+            req.seed = 9;
+            req.hint = kind == ResampleKind::Bootstrap ? star : 0.0;
+            req.band_sigma = std::max(star, s.min_sigma());
+            req.threads = 1;
+            const Replicates grid = resample(s, req);
+            const Replicates exact = resample(*atoms, s, req);
+            req.threads = 2;
+            const Replicates two = resample(*atoms, s, req);
+            double worst = 0.0;
+            for (std::size_t b = 0; b < grid.sigma_star.size(); ++b)
+                worst = std::max(worst, std::fabs(exact.sigma_star[b] / grid.sigma_star[b] - 1.0));
+            const std::string what = std::string(metric_name(metric)) + " " +
+                                     (kind == ResampleKind::Bootstrap ? "bootstrap" : "consistency");
+            check(worst < 2e-4, what + ": replicates from the atoms are the grid's (worst " + std::to_string(worst) + ")");
+            check(two.sigma_star == exact.sigma_star && exact.unresolved == 0, what + ": the same on 2 threads, all resolved");
+        }
+    }
+}

@@ -6,6 +6,8 @@
 #include <stdexcept>
 
 #include "pass/rows.hpp"
+#include "resampling/replicate_solve.hpp"
+#include "runtime/pool.hpp"
 #include "runtime/random.hpp"
 #include "smoothing/exact_integral.hpp"
 
@@ -40,6 +42,11 @@ constexpr std::int64_t kMaxSecondLookIntervals = std::int64_t{1} << 18;
 // 1000-replicate test of 10 rows: 14 ms, against 4 ms from the grid), so
 // only below this.
 constexpr std::uint64_t kExactResampleRows = 64;
+// Replicates whose evaluations read off fewer nodes than this stay on the
+// grid however few the atoms (wide_grid).
+constexpr double kWideGridNodes = 2048.0;
+// The tick-mark sample checks for Ctrl-C every this many + 1 rows.
+constexpr std::int64_t kSampleCheck = (std::int64_t{1} << 16) - 1;
 // Streams of the tick-mark sample (the replicates use kinds 0 and 1).
 constexpr std::uint64_t kSampleStream = std::uint64_t{3} << 62;
 
@@ -52,11 +59,25 @@ void draw_slots(const std::vector<double>& cumulative, std::int64_t size, std::u
     if (!(total > 0.0)) return;
     RandomStream rng(seed, kSampleStream);
     for (std::int64_t k = 0; k < size; ++k) {
+        if ((k & kSampleCheck) == 0) interruption_point();
         const double u = rng.uniform() * total;
         const auto slot = static_cast<std::size_t>(std::upper_bound(cumulative.begin(), cumulative.end(), u) -
                                                    cumulative.begin());
         row(std::min(slot, cumulative.size() - 1));
     }
+}
+
+// Whether a summary's replicates would read off wide grids (3 nodes per σ
+// of the smaller of the pilot's hint and the band σ: more than
+// kWideGridNodes) while its rows sit in few resampling cells (each atom
+// lies in one): where few atoms behind it repay a look for them (a pass
+// over the rows, which a grid cheap already does without).
+bool wide_grid(const Summary& full, const ResampleRequest& req) {
+    if (3.0 / std::min(pilot_hint(full, req), req.band_sigma) < kWideGridNodes) return false;
+    std::size_t occupied = 0;
+    for (std::size_t c = 0; c + 1 < full.cells.slots(); c += 2)
+        occupied += full.cells.rows[c] + full.cells.rows[c + 1] > 0.0;
+    return occupied <= kMaxFewAtoms;
 }
 
 std::vector<double> residuals_of(const Atoms& atoms) {
@@ -93,9 +114,15 @@ public:
         const auto n = static_cast<std::uint64_t>(in_.size());
         RandomStream rng(seed, kSampleStream);
         std::vector<std::int64_t> rows;
-        for (std::int64_t k = 0; k < size && n > 0; ++k) rows.push_back(static_cast<std::int64_t>(rng.next_u64() % n));
+        for (std::int64_t k = 0; k < size && n > 0; ++k) {
+            if ((k & kSampleCheck) == 0) interruption_point();
+            rows.push_back(static_cast<std::int64_t>(rng.next_u64() % n));
+        }
         std::sort(rows.begin(), rows.end());
-        for (std::int64_t i : rows) {
+        interruption_point();
+        for (std::size_t k = 0; k < rows.size(); ++k) {
+            if ((k & static_cast<std::size_t>(kSampleCheck)) == 0) interruption_point();
+            const std::int64_t i = rows[k];
             double fi, yi;
             read_doubles(in_.f, i, 1, &fi);
             read_doubles(in_.y, i, 1, &yi);
@@ -298,6 +325,12 @@ Replicates Analysis::replicates(ResampleKind kind, std::int64_t count, std::uint
     if (atoms) {
         const std::int64_t band = std::min(summary_.intervals, intervals_for_sigma(std::max(req.band_sigma, summary_.min_sigma())));
         out = resample(*atoms, req, band);
+    } else if (const Atoms* few = rows_ && wide_grid(summary_, req) ? rows_->few_atoms(kMaxFewAtoms, threads) : nullptr;
+               few && resample_from_atoms(*few, summary_, req)) {
+        // Few atoms on a wide grid (discrete forecasts, above all in logit
+        // space, whose grid spans 75 logit units): the same draws, each
+        // replicate solved from the atoms (resample_from_atoms says where).
+        out = resample(*few, summary_, req);
     } else {
         out = resample(summary_, req);
     }

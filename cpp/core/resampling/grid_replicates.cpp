@@ -301,6 +301,20 @@ FixedCurves fixed_curves(const Base& base, double sigma, std::int64_t out_interv
 
 }  // namespace
 
+double replicate_limit(const Summary& full) { return kMinNodesPerSigma / static_cast<double>(full.intervals); }
+
+double pilot_hint(const Summary& full, const ResampleRequest& req) {
+    const double floor = 0.3 / std::cbrt(std::max(1.0, static_cast<double>(full.positive_rows))) / full.mapping.span;
+    return std::max(req.hint > 0.0 ? req.hint : floor, replicate_limit(full));
+}
+
+std::int64_t band_read_intervals(const Summary& full, const ResampleRequest& req) {
+    const std::int64_t band = std::min(full.intervals, intervals_for_sigma(req.band_sigma));
+    const std::int64_t mesh = std::max<std::int64_t>(1, req.mesh_intervals);
+    return full.mapping.is_logit() ? std::max(mesh, std::min(band, intervals_for_sigma(req.band_sigma * 2.0)))
+                                   : std::min(mesh, band);
+}
+
 // smECEσ of one replicate's residual spectrum, read off a grid with
 // kEvalNodesPerSigma nodes per σ.
 double replicate_smece(const Spectrum& spectrum, double sigma, double total, std::vector<double>& r,
@@ -580,13 +594,7 @@ Replicates resample(const Summary& full, const ResampleRequest& req) {
     plan.full = &full;
     plan.request = req;
     plan.band = std::min(full.intervals, intervals_for_sigma(req.band_sigma));
-    // The band is read off the mesh itself (exact: Spectrum::evaluate folds
-    // the spectrum), or for the logit metric off a grid fine enough to
-    // interpolate at the mesh's positions.
-    const std::int64_t mesh = std::max<std::int64_t>(1, req.mesh_intervals);
-    plan.band_out = full.mapping.is_logit()
-                        ? std::max(mesh, std::min(plan.band, intervals_for_sigma(req.band_sigma * 2.0)))
-                        : std::min(mesh, plan.band);
+    plan.band_out = band_read_intervals(full, req);
     const bool curves = req.mesh_intervals > 0;
 
     Replicates out;
@@ -608,9 +616,8 @@ Replicates resample(const Summary& full, const ResampleRequest& req) {
     // grids are sized to it. Always the same way, so the numbers do not
     // depend on the thread count.
     const double scale = full.mapping.span;
-    const double limit = kMinNodesPerSigma / static_cast<double>(full.intervals);
-    const double floor = 0.3 / std::cbrt(std::max(1.0, static_cast<double>(full.positive_rows))) / scale;
-    plan.hint = std::max(req.hint > 0.0 ? req.hint : floor, limit);
+    const double limit = replicate_limit(full);
+    plan.hint = pilot_hint(full, req);
     // The work grid resolves σ* near the hint and the band σ (an evaluation
     // there serves the curves); the curves' base resolves both as well.
     auto grid_for = [&](double nodes_per_sigma) {

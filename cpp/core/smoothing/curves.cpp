@@ -58,6 +58,29 @@ double mu_of(double weight, double label, double floor) {
     return weight > floor ? std::min(1.0, std::max(0.0, label / weight)) : kNaN;
 }
 
+// The grid positions of the logit mesh's points t_k = k/M (the ends
+// clamped to 1/M and 1 − 1/M), then of t = 0 and t = 1 themselves: kept per
+// thread for the last mesh asked, since each replicate's curves read the
+// same ones (two logarithms a point).
+const std::vector<double>& logit_mesh_positions(const Mapping& map, std::int64_t mesh_intervals) {
+    thread_local Mapping mapping;
+    thread_local std::int64_t intervals = -1;
+    thread_local std::vector<double> x;
+    if (intervals != mesh_intervals || mapping != map) {
+        const double edge = 1.0 / static_cast<double>(mesh_intervals);
+        x.resize(static_cast<std::size_t>(mesh_intervals + 3));
+        for (std::int64_t k = 0; k <= mesh_intervals; ++k) {
+            const double t = static_cast<double>(k) / static_cast<double>(mesh_intervals);
+            x[static_cast<std::size_t>(k)] = map.position(std::min(std::max(t, edge), 1.0 - edge));
+        }
+        x[static_cast<std::size_t>(mesh_intervals + 1)] = map.position(0.0);
+        x[static_cast<std::size_t>(mesh_intervals + 2)] = map.position(1.0);
+        mapping = map;
+        intervals = mesh_intervals;
+    }
+    return x;
+}
+
 // Calls fn(t, weight, label, dx/dt, μ) at each mesh point t of the
 // probability axis, from smoothed node values on the grid. For the l1 metric
 // the mesh is every step-th node; for the logit metric the curves are read
@@ -67,11 +90,12 @@ double mu_of(double weight, double label, double floor) {
 // sit (logit ∓27.6) when any are near: a ratio has no Jacobian, and there it
 // has their rows (read at t = 1/512 and 511/512 instead, every μ of such
 // data would be NaN).
+// `most` is the largest weight at a node, which sets the density's floor.
 template <class Fn>
 void read_off(const std::vector<double>& weight, const std::vector<double>& label, const Mapping& map,
-              std::int64_t mesh_intervals, Fn&& fn) {
+              std::int64_t mesh_intervals, double most, Fn&& fn) {
     const auto g = static_cast<std::int64_t>(weight.size()) - 1;
-    const double floor = 1e-12 * *std::max_element(weight.begin(), weight.end());
+    const double floor = 1e-12 * most;
     if (!map.is_logit()) {
         const std::int64_t step = g / std::min(mesh_intervals, g);
         if (g % step != 0 || g / step != std::min(mesh_intervals, g))  // the callers' mesh_points would be wrong
@@ -84,13 +108,15 @@ void read_off(const std::vector<double>& weight, const std::vector<double>& labe
         return;
     }
     const double edge = 1.0 / static_cast<double>(mesh_intervals);
+    const std::vector<double>& position = logit_mesh_positions(map, mesh_intervals);
     for (std::int64_t k = 0; k <= mesh_intervals; ++k) {
         const double t = static_cast<double>(k) / static_cast<double>(mesh_intervals);
         const double tc = std::min(std::max(t, edge), 1.0 - edge);
-        const double x = map.position(tc), w = at_position(weight, x), l = at_position(label, x);
+        const double x = position[static_cast<std::size_t>(k)], w = at_position(weight, x), l = at_position(label, x);
         double mu = mu_of(w, l, floor);
         if (tc != t) {  // an end: its own μ where rows sit there, else its neighbour's, as the densities
-            const double end = map.position(t), mu_end = mu_of(at_position(weight, end), at_position(label, end), floor);
+            const double end = position[static_cast<std::size_t>(mesh_intervals + (k == 0 ? 1 : 2))];
+            const double mu_end = mu_of(at_position(weight, end), at_position(label, end), floor);
             if (!std::isnan(mu_end)) mu = mu_end;
         }
         fn(t, w, l, 1.0 / (map.span * tc * (1.0 - tc)), mu);
@@ -125,7 +151,8 @@ DiagramCurves curves_at(const Summary& full, double sigma, std::int64_t mesh_int
         gap[j] = label[j] - map.prediction(static_cast<double>(j) / static_cast<double>(g)) * weight[j];
     out.smece_tilde = integrate_abs_trapezoid(gap) / total;
 
-    read_off(weight, label, map, mesh_intervals, [&](double t, double w, double l, double jacobian, double mu) {
+    const double most = *std::max_element(weight.begin(), weight.end());
+    read_off(weight, label, map, mesh_intervals, most, [&](double t, double w, double l, double jacobian, double mu) {
         out.mesh.push_back(t);
         out.density.push_back(w / total * jacobian);
         out.density_positive.push_back(positive > 0.0 ? l / positive * jacobian : kNaN);
@@ -141,7 +168,12 @@ std::int64_t mesh_points(const Mapping& mapping, std::int64_t grid_intervals, st
 
 void mu_on_mesh(const std::vector<double>& weight, const std::vector<double>& label, const Mapping& mapping,
                 std::int64_t mesh_intervals, double* out, std::int64_t stride) {
-    read_off(weight, label, mapping, mesh_intervals, [&](double, double, double, double, double mu) {
+    mu_on_mesh(weight, label, mapping, mesh_intervals, out, stride, *std::max_element(weight.begin(), weight.end()));
+}
+
+void mu_on_mesh(const std::vector<double>& weight, const std::vector<double>& label, const Mapping& mapping,
+                std::int64_t mesh_intervals, double* out, std::int64_t stride, double most) {
+    read_off(weight, label, mapping, mesh_intervals, most, [&](double, double, double, double, double mu) {
         *out = mu;
         out += stride;
     });

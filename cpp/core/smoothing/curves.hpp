@@ -34,5 +34,9 @@ std::int64_t mesh_points(const Mapping& mapping, std::int64_t grid_intervals, st
 // nodes, point m into out[m·stride] (a replicate's column of the band's table).
 void mu_on_mesh(const std::vector<double>& weight, const std::vector<double>& label, const Mapping& mapping,
                 std::int64_t mesh_intervals, double* out, std::int64_t stride);
+// The same with the largest weight at a node given (`most`: where the weight
+// is known to vanish but at a few nodes, the caller finds it among those).
+void mu_on_mesh(const std::vector<double>& weight, const std::vector<double>& label, const Mapping& mapping,
+                std::int64_t mesh_intervals, double* out, std::int64_t stride, double most);
 
 }  // namespace smoothece

@@ -46,13 +46,14 @@ double abs_residual_sum(const std::vector<double>& residual) {
     return total;
 }
 
-double exact_abs_integral(const std::vector<double>& x, const std::vector<double>& residual, double sigma) {
+double exact_abs_integral(const std::vector<double>& x, const std::vector<double>& residual, double sigma,
+                          double nodes_per_sigma) {
     if (!(sigma > 0.0)) throw std::logic_error("exact_abs_integral needs sigma > 0");
     // A lattice of 16 nodes per σ covers [0, 1]; windows of it are smoothed
     // where positions cluster. Positions are in lattice units from here on.
     // At least two intervals (σ ≥ 16), as a spectrum needs.
     double lattice = 2.0;
-    while (lattice * sigma < kNodesPerSigma) lattice *= 2.0;
+    while (lattice * sigma < nodes_per_sigma) lattice *= 2.0;
     const double reach = std::ceil(kReach * sigma * lattice) + 2.0;  // in lattice intervals
     std::vector<double> u(x.size());
     for (std::size_t i = 0; i < x.size(); ++i) u[i] = x[i] * lattice;

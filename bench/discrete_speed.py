@@ -1,0 +1,165 @@
+"""Resampling on discrete forecasts: the logit metric against l1 on the same rows.
+
+Forecasts that take few values (a base rate, 2, 11 or 101 distinct values),
+n = 10^3 and 10^5 calibrated rows (y ~ Bernoulli(f)), each timed with both
+metrics through the three resampling calls: ``calibration_test`` (1000
+replicates), ``bootstrap_smece`` (1000) and ``reliability_diagram`` (1000
+bootstrap replicates). Target: the logit call within 3x the l1 call on the
+same rows. Each (values, n) runs in a fresh process: one warm-up call on
+other data, then every call timed once (best of ``--repeat``).
+
+``--baseline DIR`` also runs every case with the smoothece package found in
+DIR (a folder holding a ``smoothece`` package, e.g. an older build) and
+reports its times beside these, with the largest differences between the two
+builds' numbers: statistic, p-value, interval ends and every replicate (the
+null statistics of the test, the bootstrap replicates) of the same seed.
+
+    python bench/discrete_speed.py [--quick] [--baseline DIR] [--repeat 1] [--out DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+import _record
+
+KINDS = {"base rate": 1, "2 values": 2, "11 values": 11, "101 values": 101}
+METRICS = ("l1", "logit")
+CALLS = ("calibration_test", "bootstrap_smece", "reliability_diagram")
+SEED = 7
+
+
+def data(kind: str, n: int):
+    """n calibrated rows whose forecasts take KINDS[kind] distinct values (0.5 for a base rate)."""
+    values = KINDS[kind]
+    rng = np.random.default_rng([20250131, values, n])
+    f = np.full(n, 0.5) if values == 1 else rng.integers(0, values, n) / (values - 1)
+    if values == 2:
+        f = np.where(f > 0.5, 0.7, 0.2)
+    y = rng.random(n) < f
+    return f, y
+
+
+def child(kind: str, n: int, replicates: int, repeat: int) -> dict:
+    """Times every call on one data set, both metrics; returns times and the numbers to compare."""
+    import smoothece
+
+    f, y = data(kind, n)
+    warm_f = np.random.default_rng(0).beta(2, 2, 2000)
+    smoothece.calibration_test(warm_f, warm_f > 0.5, n_sim=20, seed=0)  # threads and FFTW plans made
+    out = {"smoothece": os.path.dirname(smoothece.__file__)}
+    for metric in METRICS:
+        for call in CALLS:
+            if call == "calibration_test":
+                def run():
+                    return smoothece.calibration_test(f, y, metric=metric, n_sim=replicates, seed=SEED)
+            elif call == "bootstrap_smece":
+                def run():
+                    return smoothece.bootstrap_smece(f, y, metric=metric, n_boot=replicates, seed=SEED)
+            else:
+                def run():
+                    return smoothece.reliability_diagram(f, y, metric=metric, n_boot=replicates, seed=SEED)
+            times = []
+            for _ in range(repeat):
+                t0 = time.perf_counter()
+                r = run()
+                times.append(time.perf_counter() - t0)
+            if call == "calibration_test":
+                numbers = {"value": r.statistic, "p_value": r.p_value, "replicates": r.null.tolist(),
+                           "band_lower": r.band_lower.tolist(), "band_upper": r.band_upper.tolist()}
+            elif call == "bootstrap_smece":
+                numbers = {"value": r.value, "low": r.low, "high": r.high, "replicates": r.replicates.tolist()}
+            else:
+                numbers = {"value": r.smece, "low": r.smece_low, "high": r.smece_high,
+                           "band_lower": r.lower.tolist(), "band_upper": r.upper.tolist()}
+            out[f"{metric} {call}"] = {"seconds": min(times), "times": times, "numbers": numbers}
+    return out
+
+
+def run_child(kind: str, n: int, replicates: int, repeat: int, python_dir: str | None) -> dict:
+    env = dict(os.environ)
+    if python_dir:
+        env["PYTHONPATH"] = os.path.abspath(python_dir) + os.pathsep + os.path.join(_record.BENCH)
+    cmd = [sys.executable, os.path.abspath(__file__), "--child", kind, str(n), str(replicates), str(repeat)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=_record.REPO)
+    if proc.returncode != 0:
+        raise RuntimeError(f"{kind} n={n} failed:\n{proc.stderr[-3000:]}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def largest_differences(a: dict, b: dict) -> dict:
+    """The largest |a − b| of each number two builds gave for one call (NaN where both are NaN)."""
+    out = {}
+    for key, x in a.items():
+        xa, xb = np.asarray(x, dtype=float), np.asarray(b[key], dtype=float)
+        both_nan = np.isnan(xa) & np.isnan(xb)
+        d = np.where(both_nan, 0.0, np.abs(xa - xb))
+        out[key] = float(np.nanmax(np.where(np.isnan(d), np.inf, d))) if d.size else 0.0
+    return out
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] == "--child":
+        kind, n, replicates, repeat = argv[1], int(argv[2]), int(argv[3]), int(argv[4])
+        print(json.dumps(child(kind, n, replicates, repeat)))
+        return 0
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    _record.add_options(parser, "smoke run: n = 10^3 only, 50 replicates")
+    parser.add_argument("--baseline", help="folder with another smoothece package to time beside this one")
+    parser.add_argument("--repeat", type=int, default=1, help="timed calls of each (the best is reported)")
+    args = parser.parse_args(argv)
+    sizes = (1000,) if args.quick else (1000, 100_000)
+    replicates = 50 if args.quick else 1000
+    rec = _record.Record(__file__, args, argv)
+    rows, results = [], []
+    for kind in KINDS:
+        for n in sizes:
+            now = run_child(kind, n, replicates, args.repeat, None)
+            base = run_child(kind, n, replicates, args.repeat, args.baseline) if args.baseline else None
+            for call in CALLS:
+                entry = {"kind": kind, "n": n, "call": call}
+                for metric in METRICS:
+                    entry[metric] = now[f"{metric} {call}"]["seconds"]
+                    if base:
+                        entry[f"{metric} baseline"] = base[f"{metric} {call}"]["seconds"]
+                        entry[f"{metric} largest differences"] = largest_differences(
+                            now[f"{metric} {call}"]["numbers"], base[f"{metric} {call}"]["numbers"])
+                entry["logit / l1"] = entry["logit"] / entry["l1"]
+                results.append(entry)
+                line = (f"| {kind} | {n:.0e} | `{call}` | {entry['l1']:.3f} | {entry['logit']:.3f} | "
+                        f"{entry['logit / l1']:.1f} |")
+                if base:
+                    diffs = {k: max(entry[f"{m} largest differences"][k] for m in METRICS)
+                             for k in entry["logit largest differences"]}
+                    line += (f" {entry['l1 baseline']:.3f} | {entry['logit baseline']:.3f} | "
+                             f"{entry['logit baseline'] / entry['l1 baseline']:.1f} | "
+                             + ", ".join(f"{k} {v:.1e}" for k, v in diffs.items()) + " |")
+                rows.append(line)
+                print(line, flush=True)
+            rec.save_json(results)
+    head = "| forecasts | n | call | l1 (s) | logit (s) | logit / l1 |"
+    rule = "|---|---|---|---|---|---|"
+    if args.baseline:
+        head += " baseline l1 (s) | baseline logit (s) | baseline logit / l1 | largest \\|this − baseline\\| |"
+        rule += "---|---|---|---|"
+    body = [f"{replicates} replicates a call, seed {SEED}; calibrated rows (y ~ Bernoulli(f)); best of "
+            f"{args.repeat} timed call(s) after a warm-up on other data. Target: logit / l1 ≤ 3.", "",
+            head, rule, *rows]
+    if args.baseline:
+        body += ["", f"Baseline: the smoothece package in `{args.baseline}`. The differences are over both metrics: "
+                 "`value` the statistic or SmoothECE, `p_value`, `low`/`high` the interval, `replicates` every "
+                 "replicate value, `band_lower`/`band_upper` every point of the band (NaN where both are NaN)."]
+    rec.write("Resampling on discrete forecasts: logit against l1", body, results)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

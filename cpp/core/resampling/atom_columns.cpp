@@ -1,0 +1,158 @@
+#include "resampling/atom_columns.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+
+#include "smoothing/curves.hpp"
+#include "summary/summary.hpp"
+
+namespace smoothece {
+namespace {
+
+// A column holds the read nodes within this many σ of its atom (plus the
+// binning's reach): beyond, the kernel is below e^-72 ≈ 5e-32 of its peak,
+// far below the density's floor for μ̂ (1e-12 of the largest weight).
+constexpr double kColumnReach = 12.0;
+// Images of the reflected kernel summed: those within this many σ (beyond,
+// e^-800 underflows to 0).
+constexpr double kImageReach = 40.0;
+constexpr double kInvSqrt2Pi = 0.39894228040143267794;
+
+// K̃σ(t, y) = Σ_n φσ(t − y − 2n) + φσ(t + y − 2n): the reflected Gaussian,
+// which Spectrum applies through the Fourier series of its period 2.
+double reflected_kernel(double t, double y, double sigma) {
+    const double reach = kImageReach * sigma, half_inv_var = 0.5 / (sigma * sigma);
+    double sum = 0.0;
+    for (const double base : {t - y, t + y}) {
+        const double n0 = std::ceil((base - reach) / 2.0), n1 = std::floor((base + reach) / 2.0);
+        for (double n = n0; n <= n1; n += 1.0) {
+            const double d = base - 2.0 * n;
+            sum += std::exp(-d * d * half_inv_var);
+        }
+    }
+    return sum * kInvSqrt2Pi / sigma;
+}
+
+// A unit mass at grid position x binned onto a grid of g intervals as a
+// pass bins a row: the cubic weights of its cell's power sums on nodes
+// j − 1 … j + 2, reflected into [0, g] (spread_cubic, summarise_atoms).
+void binned_unit(double x, std::int64_t g, std::int64_t (&node)[4], double (&mass)[4]) {
+    const double u = x * static_cast<double>(g);
+    const std::int64_t j = std::min(static_cast<std::int64_t>(u), g - 1);
+    const double lam = u - static_cast<double>(j);
+    const double m[4] = {1.0, lam, lam * lam, lam * lam * lam};
+    const CubicWeights w = cubic_weights(m);
+    const double weights[4] = {w.before, w.left, w.right, w.after};
+    for (int k = 0; k < 4; ++k) {
+        node[k] = reflected_node(j - 1 + k, g);
+        mass[k] = weights[k];
+    }
+}
+
+// The read nodes [first, last] a column at x covers.
+void column_range(double x, std::int64_t bin, double sigma, std::int64_t read, std::int64_t& first,
+                  std::int64_t& last) {
+    const double reach = kColumnReach * sigma + 2.0 / static_cast<double>(bin);
+    const auto r = static_cast<double>(read);
+    first = static_cast<std::int64_t>(std::max(0.0, std::floor((x - reach) * r)));
+    last = static_cast<std::int64_t>(std::min(r, std::ceil((x + reach) * r)));
+}
+
+// Zeroes the scratch ranges a replicate summed into, also when it throws.
+struct Rezero {
+    std::vector<double>& w;
+    std::vector<double>& l;
+    const std::vector<std::int64_t>& first;
+    const std::vector<std::size_t>& offset;
+    ~Rezero() {
+        for (std::size_t i = 0; i + 1 < offset.size(); ++i) {
+            const auto begin = static_cast<std::size_t>(first[i]), count = offset[i + 1] - offset[i];
+            std::fill_n(w.begin() + static_cast<std::ptrdiff_t>(begin), count, 0.0);
+            std::fill_n(l.begin() + static_cast<std::ptrdiff_t>(begin), count, 0.0);
+        }
+    }
+};
+
+}  // namespace
+
+double AtomColumns::size(const std::vector<double>& x, std::int64_t bin, double sigma, std::int64_t read) {
+    double total = 0.0;
+    for (const double xi : x) {
+        std::int64_t first, last;
+        column_range(xi, bin, sigma, read, first, last);
+        total += static_cast<double>(last - first + 1);
+    }
+    return total;
+}
+
+AtomColumns::AtomColumns(const std::vector<double>& x, std::int64_t bin, double sigma, std::int64_t read)
+    : read_(read), first_(x.size()), offset_(x.size() + 1, 0) {
+    if (bin < 2 || read < 1 || !(sigma > 0.0)) throw std::logic_error("atom columns need a grid and sigma > 0");
+    for (std::size_t i = 0; i < x.size(); ++i) {
+        std::int64_t last;
+        column_range(x[i], bin, sigma, read, first_[i], last);
+        offset_[i + 1] = offset_[i] + static_cast<std::size_t>(last - first_[i] + 1);
+    }
+    values_.resize(offset_.back());
+    for (std::size_t i = 0; i < x.size(); ++i) {
+        std::int64_t node[4];
+        double mass[4];
+        binned_unit(x[i], bin, node, mass);
+        double* column = values_.data() + offset_[i];
+        const std::size_t count = offset_[i + 1] - offset_[i];
+        for (std::size_t k = 0; k < count; ++k) {
+            const double t = static_cast<double>(first_[i] + static_cast<std::int64_t>(k)) / static_cast<double>(read);
+            double v = 0.0;
+            for (int m = 0; m < 4; ++m)
+                v += mass[m] * reflected_kernel(t, static_cast<double>(node[m]) / static_cast<double>(bin), sigma);
+            column[k] = v;
+        }
+    }
+}
+
+std::vector<double> AtomColumns::sums(const double* masses) const {
+    std::vector<double> out(static_cast<std::size_t>(read_ + 1), 0.0);
+    for (std::size_t i = 0; i < first_.size(); ++i) {
+        const double* column = values_.data() + offset_[i];
+        for (std::size_t k = 0; k < offset_[i + 1] - offset_[i]; ++k)
+            out[static_cast<std::size_t>(first_[i]) + k] += masses[i] * column[k];
+    }
+    return out;
+}
+
+void AtomColumns::mu(const double* weight, const double* label, const Mapping& mapping, std::int64_t mesh_intervals,
+                     double* out, std::int64_t stride) const {
+    // Sums at every read node, zero but where a column reaches (kept zero
+    // between replicates: each one zeroes what it wrote).
+    thread_local std::vector<double> w, l;
+    const auto nodes = static_cast<std::size_t>(read_ + 1);
+    if (w.size() != nodes) {
+        w.assign(nodes, 0.0);
+        l.assign(nodes, 0.0);
+    }
+    const Rezero rezero{w, l, first_, offset_};
+    double most = 0.0;
+    const std::size_t atoms = first_.size();
+    for (std::size_t i = 0; i < atoms; ++i) {
+        const double wi = weight[i], li = label[i];
+        if (wi == 0.0 && li == 0.0) continue;
+        const double* column = values_.data() + offset_[i];
+        double* wn = w.data() + first_[i];
+        double* ln = l.data() + first_[i];
+        const std::size_t count = offset_[i + 1] - offset_[i];
+        for (std::size_t k = 0; k < count; ++k) {
+            wn[k] += wi * column[k];
+            ln[k] += li * column[k];
+        }
+    }
+    for (std::size_t i = 0; i < atoms; ++i) {
+        const double* wn = w.data() + first_[i];
+        const std::size_t count = offset_[i + 1] - offset_[i];
+        for (std::size_t k = 0; k < count; ++k) most = std::max(most, wn[k]);
+    }
+    mu_on_mesh(w, l, mapping, mesh_intervals, out, stride, most);
+}
+
+}  // namespace smoothece
