@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <stdexcept>
 
@@ -118,8 +119,7 @@ public:
             if ((k & kSampleCheck) == 0) interruption_point();
             rows.push_back(static_cast<std::int64_t>(rng.next_u64() % n));
         }
-        std::sort(rows.begin(), rows.end());
-        interruption_point();
+        sort_interruptibly(rows, std::less<std::int64_t>());
         for (std::size_t k = 0; k < rows.size(); ++k) {
             if ((k & static_cast<std::size_t>(kSampleCheck)) == 0) interruption_point();
             const std::int64_t i = rows[k];

@@ -293,7 +293,7 @@ Atoms all_atoms_of_rows(const Inputs& in, const Mapping& mapping, int weight_exp
     for_each_row(in, 0, in.size(), mapping, weight_exp,
                  [&](double x, int y, double w, double f) { rows.push_back({x, w, f, y}); });
     count_pass();
-    std::sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) { return a.x < b.x; });
+    sort_interruptibly(rows, [](const Row& a, const Row& b) { return a.x < b.x; });
     Atoms atoms;
     atoms.mapping = mapping;
     atoms.rows = static_cast<std::uint64_t>(in.size());
@@ -302,9 +302,14 @@ Atoms all_atoms_of_rows(const Inputs& in, const Mapping& mapping, int weight_exp
     // of the call at 1e6 distinct predictions.
     std::size_t distinct = rows.empty() ? 0 : 1;
     for (std::size_t i = 1; i < rows.size(); ++i) distinct += rows[i].x != rows[i - 1].x ? 1 : 0;
+    interruption_point();
     atoms.x.reserve(distinct);
     for (auto& stats : atoms.by_label) stats.reserve(distinct);
-    for (std::size_t i = 0; i < rows.size();) {
+    for (std::size_t i = 0, checked = 0; i < rows.size();) {
+        if (i >= checked) {  // every 2^16 rows
+            interruption_point();
+            checked = i + (std::size_t{1} << 16);
+        }
         std::size_t j = i;
         bool one_f = true;
         atoms.x.push_back(rows[i].x);

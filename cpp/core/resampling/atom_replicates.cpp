@@ -94,7 +94,7 @@ Replicates resample(const Atoms& atoms, const ResampleRequest& req, std::int64_t
     out.sigma_star.assign(static_cast<std::size_t>(req.count), 0.0);
     out.smece_at_band.assign(static_cast<std::size_t>(req.count), 0.0);
     out.mesh_points = curves ? mesh_points(atoms.mapping, band_intervals, req.mesh_intervals) : 0;
-    out.mu.assign(static_cast<std::size_t>(req.count * out.mesh_points), kNaN);
+    assign_interruptibly(out.mu, static_cast<std::size_t>(req.count * out.mesh_points), kNaN);
     const std::size_t n = atoms.size();
     std::vector<BootstrapDraw> bootstrap[2];
     std::vector<ConsistencyDraw> consistency;
@@ -320,7 +320,7 @@ Replicates resample(const Atoms& atoms, const Summary& full, const ResampleReque
     out.sigma_star.assign(static_cast<std::size_t>(req.count), 0.0);
     out.smece_at_band.assign(static_cast<std::size_t>(req.count), 0.0);
     out.mesh_points = curves ? mesh_points(full.mapping, band, req.mesh_intervals) : 0;
-    out.mu.assign(static_cast<std::size_t>(req.count * out.mesh_points), kNaN);
+    assign_interruptibly(out.mu, static_cast<std::size_t>(req.count * out.mesh_points), kNaN);
     auto mu_of = [&](std::int64_t b) { return curves ? out.mu.data() + b : nullptr; };
     auto record = [&](std::int64_t b, const GroupedOutcome& o) {
         out.sigma_star[static_cast<std::size_t>(b)] = o.sigma_star;

@@ -134,8 +134,13 @@ std::pair<double, double> bootstrap_interval(double value, std::vector<double> r
 
 void pointwise_band(const std::vector<double>& values, std::int64_t count, double level, std::int64_t threads,
                     std::vector<double>& lower, std::vector<double>& upper) {
+    pointwise_band(values.data(), values.size(), count, level, threads, lower, upper);
+}
+
+void pointwise_band(const double* values, std::size_t size, std::int64_t count, double level, std::int64_t threads,
+                    std::vector<double>& lower, std::vector<double>& upper) {
     if (!(level > 0.0 && level < 1.0)) throw std::invalid_argument("the band's level must lie in (0, 1)");
-    const std::int64_t points = count > 0 ? static_cast<std::int64_t>(values.size()) / count : 0;
+    const std::int64_t points = count > 0 ? static_cast<std::int64_t>(size) / count : 0;
     lower.assign(static_cast<std::size_t>(points), kNaN);
     upper.assign(static_cast<std::size_t>(points), kNaN);
     const double alpha = 1.0 - level;
@@ -144,15 +149,17 @@ void pointwise_band(const std::vector<double>& values, std::int64_t count, doubl
         std::vector<double> scratch;
         const Share share = share_of(points, t, nthreads);
         for (std::int64_t m = share.begin; m < share.end; ++m) {
+            interruption_point();  // a point of 10^6 replicates takes milliseconds
             const auto mi = static_cast<std::size_t>(m);
-            band_at(values.data() + m * count, count, alpha / 2.0, 1.0 - alpha / 2.0, scratch, lower[mi], upper[mi]);
+            band_at(values + m * count, count, alpha / 2.0, 1.0 - alpha / 2.0, scratch, lower[mi], upper[mi]);
         }
     });
 }
 
 void add_band(const ResampleRequest& req, Replicates& out) {
     if (req.mesh_intervals > 0 && req.band_level > 0.0)
-        pointwise_band(out.mu, req.count, req.band_level, req.threads, out.band_lower, out.band_upper);
+        pointwise_band(out.mu.data(), out.mu.size(), req.count, req.band_level, req.threads, out.band_lower,
+                       out.band_upper);
 }
 
 }  // namespace smoothece

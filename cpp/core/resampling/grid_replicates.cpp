@@ -601,7 +601,7 @@ Replicates resample(const Summary& full, const ResampleRequest& req) {
     out.sigma_star.assign(static_cast<std::size_t>(req.count), 0.0);
     out.smece_at_band.assign(static_cast<std::size_t>(req.count), 0.0);
     out.mesh_points = curves ? mesh_points(full.mapping, plan.band, req.mesh_intervals) : 0;
-    out.mu.assign(static_cast<std::size_t>(req.count * out.mesh_points), kNaN);
+    assign_interruptibly(out.mu, static_cast<std::size_t>(req.count * out.mesh_points), kNaN);
     auto mu_of = [&](std::int64_t b) { return curves ? out.mu.data() + b : nullptr; };
     std::vector<char> resolved(static_cast<std::size_t>(req.count), 1);
     auto record = [&](std::int64_t b, const Outcome& o) {

@@ -88,11 +88,27 @@ struct CallState {
     void* context = nullptr;
     std::atomic<bool> cancelled{false};
     std::chrono::steady_clock::time_point last_check = std::chrono::steady_clock::now();
-    unsigned ticks = 0;
 };
 
 thread_local CallState* tl_call = nullptr;  // the call this thread works for
 thread_local bool tl_is_caller = false;     // whether it is the call's own (Python) thread
+
+// The check runs at most this often (it takes the GIL for a moment), and
+// this often while the call's thread waits for workers.
+constexpr std::chrono::milliseconds kCheckInterval{20};
+constexpr std::chrono::milliseconds kWaitingCheck{20};
+
+// On the call's own thread: runs the check if it is due, and marks the call
+// cancelled if it fires. Returns whether the call is cancelled.
+bool poll_interrupt(CallState& call) {
+    if (call.cancelled.load(std::memory_order_relaxed)) return true;
+    const auto now = std::chrono::steady_clock::now();
+    if (now - call.last_check < kCheckInterval) return false;
+    call.last_check = now;
+    if (!call.check(call.context)) return false;
+    call.cancelled.store(true, std::memory_order_relaxed);
+    return true;
+}
 
 // --- The pool ------------------------------------------------------------------------
 
@@ -125,14 +141,28 @@ public:
             for (int t = 1; t < nthreads; ++t) queue_.push_back({&job, t});
         }
         work_ready_.notify_all();
-        execute(job, 0, /*caller=*/true);
+        execute(job, 0);
         std::unique_lock<std::mutex> lock(mutex_);
+        // The call's own thread keeps checking for Ctrl-C while the workers
+        // finish their tasks (the check runs only on that thread); the
+        // workers see the cancellation at their next interruption point.
+        const bool checks = tl_is_caller && job.call != nullptr && job.call->check != nullptr;
         while (job.remaining > 0) {
-            if (!queue_.empty()) run_queued(lock);  // help: run any queued task instead of idling
-            else job_done_.wait(lock);
+            if (!queue_.empty()) {
+                run_queued(lock);  // help: run any queued task instead of idling
+            } else if (checks) {
+                job_done_.wait_for(lock, kWaitingCheck);
+                if (job.remaining == 0) break;
+                lock.unlock();
+                poll_interrupt(*job.call);
+                lock.lock();
+            } else {
+                job_done_.wait(lock);
+            }
         }
         lock.unlock();
         if (job.error) std::rethrow_exception(job.error);
+        if (job.call && job.call->cancelled.load(std::memory_order_relaxed)) throw Cancelled();
     }
 
 private:
@@ -151,17 +181,20 @@ private:
         const Task task = queue_.front();
         queue_.pop_front();
         lock.unlock();
-        execute(*task.job, task.index, false);
+        execute(*task.job, task.index);
         lock.lock();
         finish(*task.job);
     }
 
-    // Runs one index of a job on this thread, recording its exception.
-    void execute(Job& job, int index, bool caller) {
+    // Runs one index of a job on this thread, recording its exception. The
+    // thread checks for Ctrl-C in it when it is the thread of the job's call
+    // (its index 0, or a task of its own call that it helps with), never for
+    // another call's.
+    void execute(Job& job, int index) {
         CallState* const saved_call = tl_call;
         const bool saved_caller = tl_is_caller;
         tl_call = job.call;
-        tl_is_caller = caller && saved_caller;
+        tl_is_caller = saved_caller && job.call == saved_call;
         try {
             (*job.body)(index);
         } catch (...) {
@@ -253,13 +286,18 @@ void interruption_point() {
     CallState* call = tl_call;
     if (call == nullptr) return;
     if (call->cancelled.load(std::memory_order_relaxed)) throw Cancelled();
-    if (!tl_is_caller || call->check == nullptr || (++call->ticks & 15u) != 0) return;
-    const auto now = std::chrono::steady_clock::now();
-    if (now - call->last_check < std::chrono::milliseconds(50)) return;
-    call->last_check = now;
-    if (call->check(call->context)) {
-        call->cancelled.store(true, std::memory_order_relaxed);
-        throw Cancelled();
+    // The clock at every point of the call's own thread (~20 ns; points lie
+    // microseconds to milliseconds of work apart), the check when it is due.
+    if (tl_is_caller && call->check != nullptr && poll_interrupt(*call)) throw Cancelled();
+}
+
+void assign_interruptibly(RowVector<double>& v, std::size_t n, double value) {
+    constexpr std::size_t kChunk = std::size_t{1} << 22;
+    v.clear();
+    v.reserve(n);
+    while (v.size() < n) {
+        interruption_point();
+        v.insert(v.end(), std::min(kChunk, n - v.size()), value);
     }
 }
 

@@ -3,9 +3,14 @@
 // and cooperative cancellation of long calls.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <vector>
+
+#include "runtime/buffer.hpp"
 
 namespace smoothece {
 
@@ -50,7 +55,9 @@ void parallel_items(int nthreads, std::int64_t count, Item&& item) {
 // Cooperative cancellation. The bindings install a check (Ctrl-C) for the
 // duration of one call; long loops call interruption_point() at safe points,
 // which throws Cancelled once the check fired, on every thread of the call.
-// The check itself runs only on the calling thread, at most every ~50 ms.
+// The check itself runs only on the calling thread, at most every ~20 ms: at
+// its interruption points, and while it waits for the pool's workers to
+// finish their tasks of the call.
 using InterruptCheck = bool (*)(void* context);  // true: cancel the call
 
 class InterruptScope {
@@ -65,5 +72,35 @@ private:
 };
 
 void interruption_point();
+
+// Sorts v by `less`: blocks of 2^16 by std::sort, then merged pairwise,
+// with an interruption point between blocks and between merges (std::sort
+// of 10^7 rows takes a second without one). Ties keep no particular order,
+// as with std::sort. The merges take a buffer of v's size.
+template <class T, class Less>
+void sort_interruptibly(std::vector<T>& v, Less less) {
+    constexpr std::size_t kBlock = std::size_t{1} << 16;
+    const std::size_t n = v.size();
+    auto at = [&v](std::vector<T>& w, std::size_t i) { return w.begin() + static_cast<std::ptrdiff_t>(i); };
+    for (std::size_t b = 0; b < n; b += kBlock) {
+        interruption_point();
+        std::sort(at(v, b), at(v, std::min(n, b + kBlock)), less);
+    }
+    if (n <= kBlock) return;
+    std::vector<T> merged(n);
+    for (std::size_t width = kBlock; width < n; width *= 2) {
+        for (std::size_t lo = 0; lo < n; lo += 2 * width) {
+            interruption_point();
+            const std::size_t mid = std::min(n, lo + width), hi = std::min(n, lo + 2 * width);
+            std::merge(at(v, lo), at(v, mid), at(v, mid), at(v, hi), at(merged, lo), less);
+        }
+        v.swap(merged);
+    }
+}
+
+// v.assign(n, value) in chunks of 2^22 values (32 MB), with an interruption
+// point between them: filling the gigabytes of a band's curves (mesh
+// points × replicates) takes seconds.
+void assign_interruptibly(RowVector<double>& v, std::size_t n, double value);
 
 }  // namespace smoothece
