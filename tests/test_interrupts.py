@@ -43,7 +43,7 @@ def test_ctrl_c_stops_a_long_call(outcomes, name, record_property):
 
 def test_tick_sample_is_at_most_the_rows():
     # A sample of 10^9 ticks from 2000 rows (arrays, a sketch that keeps the rows' predictions, a sketch on
-    # its grid) is the 2000 rows' worth: more draws with replacement would add nothing to the plot.
+    # its grid, drawn at a σ the grid resolves) is the 2000 rows' worth: more draws with replacement would add nothing to the plot.
     import numpy as np
 
     import smoothece
@@ -58,5 +58,5 @@ def test_tick_sample_is_at_most_the_rows():
     assert exact.exact and not grid.exact
     for d in (smoothece.reliability_diagram(f, y, sample_size=10**9, n_boot=0, seed=0),
               exact.reliability_diagram(sample_size=10**9, n_boot=0, seed=0),
-              grid.reliability_diagram(sample_size=10**9, n_boot=0, seed=0)):
+              grid.reliability_diagram(sigma=grid.min_sigma, sample_size=10**9, n_boot=0, seed=0)):
         assert d.sample_f.size == d.sample_y.size == 2000
