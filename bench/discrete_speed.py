@@ -14,7 +14,12 @@ reports its times beside these, with the largest differences between the two
 builds' numbers: statistic, p-value, interval ends and every replicate (the
 null statistics of the test, the bootstrap replicates) of the same seed.
 
-    python bench/discrete_speed.py [--quick] [--baseline DIR] [--repeat 1] [--out DIR]
+Which null is right where they differ: the mean of the test's null against
+``--mc`` direct simulations of the null (labels redrawn row by row as
+y* ~ Bernoulli(f), each data set scored by ``smoothece.smece``), in standard
+errors of the difference, at n = 10^5 (10^3 with --quick).
+
+    python bench/discrete_speed.py [--quick] [--baseline DIR] [--repeat 1] [--mc 200] [--out DIR]
 """
 
 from __future__ import annotations
@@ -94,6 +99,24 @@ def run_child(kind: str, n: int, replicates: int, repeat: int, python_dir: str |
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
+def null_check(kind: str, n: int, metric: str, mc: int, now: dict, base: dict | None) -> dict:
+    """The test's null mean of each build against `mc` direct simulations of the null with this build's smece."""
+    import smoothece
+
+    f, _ = data(kind, n)
+    rng = np.random.default_rng([7, KINDS[kind], n])
+    sims = np.array([smoothece.smece(f, rng.random(n) < f, metric=metric) for _ in range(mc)])
+    out = {"kind": kind, "n": n, "metric": metric, "direct mean": float(sims.mean()),
+           "direct se": float(sims.std(ddof=1) / np.sqrt(mc))}
+    for name, build in (("this", now), ("baseline", base)):
+        if build:
+            null = np.asarray(build[f"{metric} calibration_test"]["numbers"]["replicates"])
+            se = np.sqrt(sims.var(ddof=1) / mc + null.var(ddof=1) / null.size)  # of the difference of the means
+            out[f"{name} mean"] = float(null.mean())
+            out[f"{name} z"] = float((null.mean() - sims.mean()) / se) if se > 0 else 0.0
+    return out
+
+
 def largest_differences(a: dict, b: dict) -> dict:
     """The largest |a − b| of each number two builds gave for one call (NaN where both are NaN)."""
     out = {}
@@ -115,15 +138,27 @@ def main(argv=None):
     _record.add_options(parser, "smoke run: n = 10^3 only, 50 replicates")
     parser.add_argument("--baseline", help="folder with another smoothece package to time beside this one")
     parser.add_argument("--repeat", type=int, default=1, help="timed calls of each (the best is reported)")
+    parser.add_argument("--mc", type=int, help="direct simulations of each null (default 200; 20 with --quick)")
     args = parser.parse_args(argv)
+    mc = args.mc or (20 if args.quick else 200)
     sizes = (1000,) if args.quick else (1000, 100_000)
     replicates = 50 if args.quick else 1000
     rec = _record.Record(__file__, args, argv)
-    rows, results = [], []
+    rows, results, null_rows, nulls = [], [], [], []
     for kind in KINDS:
         for n in sizes:
             now = run_child(kind, n, replicates, args.repeat, None)
             base = run_child(kind, n, replicates, args.repeat, args.baseline) if args.baseline else None
+            if n == sizes[-1]:
+                for metric in METRICS:
+                    entry = null_check(kind, n, metric, mc, now, base)
+                    nulls.append(entry)
+                    line = (f"| {kind} | {n:.0e} | {metric} | {entry['direct mean']:.6f} | "
+                            f"{entry['this mean']:.6f} ({entry['this z']:+.1f}) |")
+                    if base:
+                        line += f" {entry['baseline mean']:.6f} ({entry['baseline z']:+.1f}) |"
+                    null_rows.append(line)
+                    print(null_rows[-1], flush=True)
             for call in CALLS:
                 entry = {"kind": kind, "n": n, "call": call}
                 for metric in METRICS:
@@ -144,7 +179,7 @@ def main(argv=None):
                              + ", ".join(f"{k} {v:.1e}" for k, v in diffs.items()) + " |")
                 rows.append(line)
                 print(line, flush=True)
-            rec.save_json(results)
+            rec.save_json({"timings": results, "nulls": nulls})
     head = "| forecasts | n | call | l1 (s) | logit (s) | logit / l1 |"
     rule = "|---|---|---|---|---|---|"
     if args.baseline:
@@ -157,7 +192,12 @@ def main(argv=None):
         body += ["", f"Baseline: the smoothece package in `{args.baseline}`. The differences are over both metrics: "
                  "`value` the statistic or SmoothECE, `p_value`, `low`/`high` the interval, `replicates` every "
                  "replicate value, `band_lower`/`band_upper` every point of the band (NaN where both are NaN)."]
-    rec.write("Resampling on discrete forecasts: logit against l1", body, results)
+    body += ["", f"The test's null (mean of its {replicates} replicates) against {mc} direct simulations of it "
+             "(labels redrawn row by row, each data set scored by `smece`): in brackets, the difference in its "
+             "standard errors.", "",
+             "| forecasts | n | metric | direct simulation | this build |" + (" baseline |" if args.baseline else ""),
+             "|---|---|---|---|---|" + ("---|" if args.baseline else ""), *null_rows]
+    rec.write("Resampling on discrete forecasts: logit against l1", body, {"timings": results, "nulls": nulls})
     return 0
 
 

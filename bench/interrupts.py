@@ -17,6 +17,7 @@ issue 31, are measured here alone (gigabytes each).
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import statistics
 import subprocess
@@ -53,6 +54,10 @@ CASES = {
         _PROBS,
         "smoothece.top_label_diagram(p, labels, n_boot=100_000, consistency=True, n_sim=100_000, seed=0, "
         "metric='logit')"),
+    "top_label_smece": (
+        # The pairs of "smece" as two classes: their top-label pairs cancel the same way.
+        _PAIRS + "p = np.stack([1 - f, f], axis=1); labels = y.astype(np.int64)\n",
+        "smoothece.top_label_smece(p, labels, weights=w)"),
     "classwise_smece": (
         # The pairs of "smece" as two classes: both columns' σ* far below every grid.
         _PAIRS + "p = np.stack([1 - f, f], axis=1); labels = y.astype(np.int64)\n",
@@ -89,6 +94,8 @@ ISSUE_CASES = {
         "smoothece.reliability_diagram(f, y, sample_size=10**9, n_boot=10**6, seed=0)"),
 }
 ALL_CASES = {**CASES, **ISSUE_CASES}
+# Not run with --baseline: where a build holds all trials × bins at once, this call asks for tens of GB.
+BASELINE_SKIP = {"interval_ce_random"}
 
 CHILD = """
 import signal, sys, time
@@ -174,33 +181,48 @@ def main(argv=None):
     parser.add_argument("--only", nargs="+", choices=list(ALL_CASES), metavar="NAME", help="these cases only")
     parser.add_argument("--delays", nargs="+", type=float, help="seconds after the call began (default 0.5 1 2 4)")
     parser.add_argument("--timeout", type=float, default=30.0, help="seconds to wait for a call to stop")
+    parser.add_argument("--baseline", help="folder with another smoothece package to measure beside this one")
     args = parser.parse_args(argv)
     names = args.only or (["calibration_test", "interval_ce_random", "smece_sigma"] if args.quick else list(ALL_CASES))
     delays = args.delays or ([0.5] if args.quick else [0.5, 1.0, 2.0, 4.0])
     rec = _record.Record(__file__, args, argv)
+    builds = {"this": None}
+    if args.baseline:
+        builds["baseline"] = dict(os.environ, PYTHONPATH=os.path.abspath(args.baseline))
     results, rows = [], []
     for name in names:
-        runs = []
-        for delay in delays:
-            run = Run(name)
-            run.interrupt(delay)
-            r = run.result(args.timeout)
-            r["delay"] = delay
-            runs.append(r)
-            print(f"{name:<30} delay {delay:4.1f} s: {r['outcome']:<11} "
-                  + (f"{r['latency']:.3f} s" if r["latency"] is not None else "") + r.get("stderr", ""), flush=True)
-        results.extend(runs)
-        latencies = [r["latency"] for r in runs if r["outcome"] == "interrupted"]
-        bad = [f"{r['outcome']} at {r['delay']} s" for r in runs if r["outcome"] != "interrupted"]
-        rows.append(f"| `{name}` | `{ALL_CASES[name][1]}` | "
-                    + (f"{max(latencies):.3f} | {statistics.median(latencies):.3f} |" if latencies else "– | – |")
-                    + f" {', '.join(bad) or '–'} |")
+        cells = []
+        for build, env in builds.items():
+            if build == "baseline" and name in BASELINE_SKIP:
+                cells.append("– | – | not run")
+                continue
+            runs = []
+            for delay in delays:
+                run = Run(name, env=env)
+                run.interrupt(delay)
+                r = run.result(args.timeout)
+                r.update(delay=delay, build=build)
+                runs.append(r)
+                print(f"{name:<30} {build:<8} delay {delay:4.1f} s: {r['outcome']:<11} "
+                      + (f"{r['latency']:.3f} s" if r["latency"] is not None else "") + r.get("stderr", ""), flush=True)
+            results.extend(runs)
+            latencies = [r["latency"] for r in runs if r["outcome"] == "interrupted"]
+            bad = [f"{r['outcome']} at {r['delay']:g} s" for r in runs if r["outcome"] != "interrupted"]
+            cells.append((f"{max(latencies):.3f} | {statistics.median(latencies):.3f}" if latencies else "– | –")
+                         + f" | {', '.join(bad) or '–'}")
+        rows.append(f"| `{name}` | `{ALL_CASES[name][1]}` | " + " | ".join(cells) + " |")
         rec.save_json(results)
+    head, rule = "| case | call | worst latency (s) | median (s) | not interrupted |", "|---|---|---|---|---|"
+    if args.baseline:
+        head += " baseline: worst (s) | median (s) | not interrupted |"
+        rule += "---|---|---|"
     body = [f"SIGINT sent {', '.join(f'{d:g}' for d in delays)} s after each call began (one fresh process "
-            "each); latency: from the signal to the KeyboardInterrupt caught in the child. Target ≤ 0.5 s.", "",
-            "| case | call | worst latency (s) | median (s) | not interrupted |", "|---|---|---|---|---|", *rows]
+            "each); latency: from the signal to the KeyboardInterrupt caught in the child. Target ≤ 0.5 s. "
+            f"\"hung\": not stopped within {args.timeout:g} s.", "", head, rule, *rows]
+    if args.baseline:
+        body += ["", f"Baseline: the smoothece package in `{args.baseline}`."]
     rec.write("Ctrl-C: time for every long call to stop", body, results)
-    return 0 if all(r["outcome"] == "interrupted" for r in results) else 1
+    return 0 if all(r["outcome"] == "interrupted" for r in results if r["build"] == "this") else 1
 
 
 if __name__ == "__main__":

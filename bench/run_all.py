@@ -8,7 +8,7 @@
 
 Each script runs in its own process as ``python bench/<script>.py [--quick] --out DIR``; its console output
 goes to ``<log folder>/<script>.log`` (bench/_scratch/logs/, or DIR/logs/ with --out). A failing script is
-reported and the others still run; the exit status is 1 if any failed. A full run takes roughly 15–20 minutes
+reported and the others still run; the exit status is 1 if any failed. A full run takes roughly 20–25 minutes
 on a 2-core machine and writes 3.6 GB of CSV files to a temporary folder (cli_bench); run it on a quiet machine.
 """
 
@@ -39,6 +39,8 @@ SCRIPTS = {
     "cli_bench": ("smoothece score on CSV files: speed against pyarrow, peak memory", ()),
     "fft_plans": ("FFTW estimated plans: forward against inverse transforms", ()),
     "measures": ("binned ECE against torchmetrics and netcal, the other measures' times", ()),
+    "discrete_speed": ("resampling on discrete forecasts: the logit metric against l1", ()),
+    "interrupts": ("Ctrl-C: how long every long-running call takes to stop", ()),
 }
 
 

@@ -1,4 +1,4 @@
-"""Ctrl-C stops every public long-running call: each case of bench/interrupts.py (calls sized to run 12 s
+"""Ctrl-C stops every public long-running call: each case of bench/interrupts.py (calls sized to run 20 s
 or more alone) starts in a process of its own, all at once; each gets SIGINT 1 s after its call began and
 must end with KeyboardInterrupt. The bound on the time from the signal to the KeyboardInterrupt is a hang
 guard (the calls run for tens of seconds without the checks), not a benchmark: bench/interrupts.py
