@@ -43,7 +43,8 @@ def test_ctrl_c_stops_a_long_call(outcomes, name, record_property):
 
 def test_tick_sample_is_at_most_the_rows():
     # A sample of 10^9 ticks from 2000 rows (arrays, a sketch that keeps the rows' predictions, a sketch on
-    # its grid, drawn at a σ the grid resolves) is the 2000 rows' worth: more draws with replacement would add nothing to the plot.
+    # its grid, drawn at a σ the grid resolves) is the 2000 rows' worth: more draws with replacement would
+    # add nothing to the plot.
     import numpy as np
 
     import smoothece
