@@ -21,10 +21,6 @@ if TYPE_CHECKING:
 
 __all__ = ["ReliabilityDiagram", "reliability_diagram"]
 
-#: Streams of the core's generator: the consistency band draws from its own,
-#: so one seed serves both.
-_BOOTSTRAP, _CONSISTENCY = "bootstrap", "consistency"
-
 
 @dataclass(frozen=True, repr=False)
 class ReliabilityDiagram(ToDict):
