@@ -33,6 +33,20 @@ _NAT = -(2 ** 63)  # numpy's and pandas' NaT as an int64
 UNBOUNDED = 2 ** 64 - 1
 
 
+class Pickled:
+    """Pickling through ``to_bytes``/``from_bytes`` for the sketches. Pickles are trusted
+    data (unpickling runs code), so their bytes are read without a memory bound."""
+
+    __slots__ = ()
+
+    def __reduce__(self):
+        return (unpickle, (type(self), self.to_bytes()))
+
+
+def unpickle(cls, data: bytes):
+    return cls.from_bytes(data, max_memory=UNBOUNDED)
+
+
 def corrupt(what: str, kind: str = _GROUPED) -> ValueError:
     return ValueError(f"corrupt {kind}: {what}")
 

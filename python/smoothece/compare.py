@@ -267,7 +267,7 @@ def compare(
     return result.pair(0, 1)
 
 
-class ComparisonSketch:
+class ComparisonSketch(_bytes.Pickled):
     """Several models' :class:`CalibrationSketch` of the same rows, with what
     their paired bootstrap needs: :meth:`compare` answers as
     :func:`compare_models` does, from batches, and sketches of parts of the
@@ -428,14 +428,6 @@ class ComparisonSketch:
         out = cls.__new__(cls)
         out._names, out._sketch = _bytes.decode_names(section, core.models), core
         return out
-
-    def __reduce__(self):
-        # Pickles are trusted data (unpickling runs code), so their bytes are read without a memory bound.
-        return (ComparisonSketch._unpickled, (self.to_bytes(),))
-
-    @classmethod
-    def _unpickled(cls, data: bytes) -> "ComparisonSketch":
-        return cls.from_bytes(data, max_memory=_bytes.UNBOUNDED)
 
     def __eq__(self, other) -> bool:
         return isinstance(other, ComparisonSketch) and self.to_bytes() == other.to_bytes()

@@ -909,7 +909,7 @@ def _keys_in_order(keys: list):
     return arr, np.argsort(arr, kind="stable"), arr.dtype.kind in "biufMm"
 
 
-class GroupedSketch:
+class GroupedSketch(_bytes.Pickled):
     """One mergeable :class:`~smoothece.CalibrationSketch` per group, for streams.
 
     Each update gathers the batch's rows by group in one pass and adds each
@@ -1079,14 +1079,6 @@ class GroupedSketch:
             out._codes[key] = len(out._keys)
             out._keys.append(key)
         return out
-
-    def __reduce__(self):
-        # Pickles are trusted data (unpickling runs code), so their bytes are read without a memory bound.
-        return (GroupedSketch._unpickled, (self.to_bytes(),))
-
-    @classmethod
-    def _unpickled(cls, data: bytes) -> "GroupedSketch":
-        return cls.from_bytes(data, max_memory=_bytes.UNBOUNDED)
 
     def __repr__(self) -> str:
         return f"GroupedSketch({len(self)} groups, n={self.n}, metric={self._metric!r})"

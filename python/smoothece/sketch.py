@@ -28,7 +28,7 @@ DEFAULT_RESOLUTION = 1 << 15
 MAX_RESOLUTION = 1 << 22
 
 
-class CalibrationSketch:
+class CalibrationSketch(_bytes.Pickled):
     """A mergeable summary of (prediction, outcome, weight) rows.
 
     Parameters
@@ -148,14 +148,6 @@ class CalibrationSketch:
         out = cls.__new__(cls)
         out._sketch = _core.Sketch.from_bytes(_bytes.as_bytes(data), _bytes.memory_limit(max_memory))
         return out
-
-    def __reduce__(self):
-        # Pickles are trusted data (unpickling runs code), so their bytes are read without a memory bound.
-        return (CalibrationSketch._unpickled, (self.to_bytes(),))
-
-    @classmethod
-    def _unpickled(cls, data: bytes) -> "CalibrationSketch":
-        return cls.from_bytes(data, max_memory=_bytes.UNBOUNDED)
 
     def __eq__(self, other) -> bool:
         return isinstance(other, CalibrationSketch) and self.to_bytes() == other.to_bytes()
