@@ -448,26 +448,53 @@ def test_2kb_of_grouped_grids_is_refused_in_total():
 
 @pytest.fixture(scope="module")
 def crowded():
-    """Rows crowded into one interval of a 2^20 grid: a real sketch whose bytes are small
-    and whose memory is not (~90 MB with what reading it checks)."""
-    f = 0.5 + np.arange(600_000) * 1e-12
-    s = CalibrationSketch(1 << 20).update(f, np.arange(f.size) % 2)
+    """Rows crowded into one interval of a 2^21 grid: a real sketch whose bytes are small
+    and whose reading is not (~185 MB for a while: the grid in full and what checks it)."""
+    f = 0.5 + np.arange(1_200_000) * 1e-12
+    s = CalibrationSketch(1 << 21).update(f, np.arange(f.size) % 2)
     assert not s.exact and len(s.to_bytes()) < 10_000
     return s
 
 
+def smallest_budget(read):
+    """The least max_memory with which `read(max_memory)` succeeds (bisection)."""
+    low, high = 0, 1 << 31
+    while high - low > 1024:
+        mid = (low + high) // 2
+        try:
+            read(mid)
+            high = mid
+        except ValueError:
+            low = mid
+    return high
+
+
 def test_the_memory_bound_is_the_whole_sets(crowded):
-    one = crowded.to_bytes()
+    # What each group holds adds up over the set, in both formats.
+    f, y = rows(20_000, 5)
+    exact = CalibrationSketch(1 << 20).update(f, y)  # 20k atoms, held as read
+    assert exact.exact
+    one = exact.to_bytes()
+    need = smallest_budget(lambda m: CalibrationSketch.from_bytes(one, max_memory=m))
     keys = b"".join(string_key(k) for k in "abc")
     payload = keys + b"".join(struct.pack("<Q", len(one)) + one for _ in range(3))
     fields = struct.pack("<B7xqQQ", 0, 1 << 20, 3, len(keys))
     raw = seal(MAGIC["grouped"] + struct.pack("<IIQ", 5, 56, len(payload)) + fields + payload)
-    back = GroupedSketch.from_bytes(raw, max_memory=1 << 30)
-    assert back.keys() == ["a", "b", "c"] and back["c"] == crowded
     old = grouped_v3([(string_key(k), legacy_sketch(one[24:64], one[64:-8])) for k in "abc"], 1 << 20)
-    for data in (raw, old):  # each group takes ~92 MB to read: one fits in 150 MB, three do not
+    for data in (raw, old):
+        back = GroupedSketch.from_bytes(data, max_memory=3 * need + (1 << 16))
+        assert back.keys() == ["a", "b", "c"] and back["c"] == exact
         with pytest.raises(ValueError, match="^sketch bytes need more memory"):
-            GroupedSketch.from_bytes(data, max_memory=150_000_000)
+            GroupedSketch.from_bytes(data, max_memory=2 * need)
+    # What reading one grid takes for a while (its arrays in full, the check's spectrum) is freed
+    # before the next group is read: three crowded grids read in little more than one does.
+    grid = crowded.to_bytes()
+    need = smallest_budget(lambda m: CalibrationSketch.from_bytes(grid, max_memory=m))
+    assert 150e6 < need < 200e6  # ~88 bytes an interval
+    payload = keys + b"".join(struct.pack("<Q", len(grid)) + grid for _ in range(3))
+    fields = struct.pack("<B7xqQQ", 0, 1 << 21, 3, len(keys))
+    raw = seal(MAGIC["grouped"] + struct.pack("<IIQ", 5, 56, len(payload)) + fields + payload)
+    assert GroupedSketch.from_bytes(raw, max_memory=need + (1 << 20))["b"] == crowded
 
 
 @pytest.fixture(scope="module")

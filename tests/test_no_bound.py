@@ -21,9 +21,17 @@ def calibrated(n, seed=0):
 
 
 def sketch_of(f, y, resolution=None, metric="l1"):
-    sketch = CalibrationSketch(resolution or smoothece.sketch.DEFAULT_RESOLUTION, metric)
+    sketch = CalibrationSketch(resolution, metric)
     sketch.update(f, y)
     return sketch
+
+
+def rare_events(n, seed=0):
+    """A calibrated model of a rare event (mean prediction 0.0005): σ* ≈ 1e-3 logit units at 1e5
+    rows, below what either default grid resolves."""
+    rng = np.random.default_rng(seed)
+    f = rng.beta(1, 2000, n)
+    return f, (rng.random(n) < f).astype(np.int8)
 
 
 @pytest.fixture(scope="module")
@@ -54,16 +62,31 @@ def test_a_coarse_sketch_draws_at_a_bandwidth_its_grid_resolves(coarse):
     assert d.smece_low <= d.smece <= d.smece_high
 
 
-def test_the_logit_sketch_by_default_refuses_rather_than_rejects_a_calibrated_model():
-    f, y = calibrated(100_000, seed=2)
-    sketch = sketch_of(f, y, metric="logit")
-    with pytest.raises(ResolutionError) as caught:
-        sketch.calibration_test(seed=1)  # was: statistic 0.0367 (the bound), p = 0.001
-    needed = caught.value.needed
-    assert needed is not None and needed <= 2**22
-    test = sketch_of(f, y, needed, metric="logit").calibration_test(seed=1, n_sim=300)
+@pytest.mark.parametrize("n", [100_000, 1_000_000])
+def test_the_logit_sketch_by_default_answers_a_calibrated_model(n):
+    # The issue: at its default resolution (2^15 then) the logit sketch's statistic was the bound,
+    # 0.0367, and p = 0.001 on a calibrated model. Its default resolves σ* up to ~1e8 rows.
+    f, y = calibrated(n, seed=2)
+    sketch = CalibrationSketch(metric="logit")
+    for part in np.array_split(np.arange(n), 7):  # batches much smaller than the grid: spread onto its blocks
+        sketch.update(f[part], y[part])
+    assert sketch.resolution == smoothece.sketch.DEFAULT_LOGIT_RESOLUTION
+    assert sketch.exact == (n <= sketch.resolution // 2)  # its atoms, then its grid
+    test = sketch.calibration_test(seed=1, n_sim=200)
     assert test.statistic == pytest.approx(smoothece.smece(f, y, metric="logit"), abs=1e-6)
-    assert test.p_value > 0.01  # a calibrated model
+    assert test.p_value > 0.01
+
+
+def test_a_logit_sketch_refuses_what_its_default_grid_does_not_resolve():
+    f, y = rare_events(600_000, seed=2)  # past resolution/2 distinct predictions: its grid
+    sketch = sketch_of(f, y, metric="logit")
+    assert not sketch.exact
+    with pytest.raises(ResolutionError) as caught:
+        sketch.calibration_test(seed=1)
+    needed = caught.value.needed
+    assert needed is not None and smoothece.sketch.DEFAULT_LOGIT_RESOLUTION < needed <= 2**22
+    finer = sketch_of(f, y, needed, metric="logit")  # resolves σ* (its calibration test: 40 s at 2^21)
+    assert finer.smece() == pytest.approx(smoothece.smece(f, y, metric="logit"), abs=1e-6)
 
 
 def test_sigma_star_bound_never_exceeds_the_mean_absolute_residual():
@@ -154,18 +177,22 @@ def run_cli(*args, stdin=None):
 
 def test_cli_reads_a_file_again_at_a_resolution_that_resolves_it(tmp_path):
     # The issue: `score x.csv --metric logit --test --ci` printed 0.0367 (the bound), p = 0.000999.
-    f, y = calibrated(100_000, seed=7)
-    path = tmp_path / "calibrated.csv"
-    np.savetxt(path, np.c_[f, y], delimiter=",", header="p,y", comments="", fmt=["%.17g", "%d"])
-    out = run_cli("score", str(path), "--pred", "p", "--label", "y", "--metric", "logit", "--test", "--ci",
-                  "--n-sim", "200", "--n-boot", "200", "--json")
-    assert out.returncode == 0, out.stderr
+    # Its calibrated rows are resolved at the logit default; a rare event's are not: read again.
     import json
 
-    record = json.loads(out.stdout)
-    assert record["smece"] == pytest.approx(smoothece.smece(f, y, metric="logit"), abs=1e-6)
-    assert record["p_value"] > 0.01 and record["ci_low"] <= record["smece"] <= record["ci_high"]
-    assert any("read again with --resolution" in w for w in record["warnings"])
-    with open(path) as stdin:  # standard input cannot be read twice: an error naming the option
-        piped = run_cli("score", "-", "--pred", "p", "--label", "y", "--metric", "logit", "--test", stdin=stdin)
+    paths = {}
+    cases = {"calibrated": (calibrated(100_000, seed=7), "logit"), "rare": (rare_events(100_000, seed=7), "l1")}
+    for name, ((f, y), metric) in cases.items():
+        paths[name] = tmp_path / f"{name}.csv"
+        np.savetxt(paths[name], np.c_[f, y], delimiter=",", header="p,y", comments="", fmt=["%.17g", "%d"])
+        out = run_cli("score", str(paths[name]), "--pred", "p", "--label", "y", "--metric", metric, "--test",
+                      "--ci", "--n-sim", "200", "--n-boot", "200", "--json")
+        assert out.returncode == 0, out.stderr
+        record = json.loads(out.stdout)
+        assert record["smece"] == pytest.approx(smoothece.smece(f, y, metric=metric), abs=1e-6)
+        assert record["p_value"] > 0.01 and record["ci_low"] <= record["smece"] <= record["ci_high"]
+        read_again = any("read again with --resolution" in w for w in record["warnings"])
+        assert read_again == (name == "rare")
+    with open(paths["rare"]) as stdin:  # standard input cannot be read twice: an error naming the option
+        piped = run_cli("score", "-", "--pred", "p", "--label", "y", "--test", stdin=stdin)
     assert piped.returncode == 1 and "(here: --resolution " in piped.stderr and "internal error" not in piped.stderr

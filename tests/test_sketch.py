@@ -387,3 +387,55 @@ def test_batching_never_changes_a_sketch(kind):
     # ... and the rows' own answers, from the arrays (exact while the sketch is; else its grid's accuracy)
     arrays = smoothece.smece(f, y, weights=w, metric=metric)
     assert first.smece() == pytest.approx(arrays, abs=1e-12 if first.exact else GRID_TOL)
+
+
+# --- the logit default: a fine grid held in the blocks its rows reach ------------------------------
+
+def logit_rows(kind, n, seed):
+    """Rows people bring, spread over the logit axis as they would be."""
+    rng = np.random.default_rng(seed)
+    f = rng.beta(2, 2, n)
+    w = None
+    if kind == "piled":  # a seventh of the predictions exactly 0 or 1
+        f[rng.random(n) < 0.09] = 0.0
+        f[rng.random(n) < 0.06] = 1.0
+    elif kind == "crossing":  # the reliability curve crosses the diagonal at 1/2
+        f = rng.random(n)
+    elif kind == "weighted":  # lognormal weights, a fifth of them zero
+        w = rng.lognormal(0.0, 1.0, n) * (rng.random(n) > 0.2)
+    truth = 0.5 + 1.3 * (f - 0.5) if kind == "crossing" else f
+    y = (rng.random(n) < np.clip(truth, 0, 1)).astype(np.int8)
+    return f, y, w
+
+
+@pytest.mark.parametrize("kind", ["calibrated", "piled", "crossing", "weighted"])
+def test_the_logit_default_answers_as_the_rows_do(kind):
+    f, y, w = logit_rows(kind, 700_000, seed=11)
+    sketch = CalibrationSketch(metric="logit")
+    parts = np.array_split(np.arange(f.size), 5)
+    for part in parts:  # batches spread onto the blocks (each far smaller than the grid)
+        sketch.update(f[part], y[part], None if w is None else w[part])
+    assert not sketch.exact and sketch.resolution == 2**20
+    expected = smoothece.smece(f, y, weights=w, metric="logit")
+    assert sketch.smece() == pytest.approx(expected, abs=1e-6)
+    for sigma in (0.01, 0.3):
+        assert sketch.smece_sigma(sigma) == pytest.approx(
+            smoothece.smece_sigma(f, y, sigma, weights=w, metric="logit"), abs=1e-6)
+    # Merged from parts in another order, and through its bytes: the same answers.
+    merged = CalibrationSketch(metric="logit")
+    for part in reversed(parts):
+        merged.merge(CalibrationSketch(metric="logit").update(f[part], y[part], None if w is None else w[part]))
+    back = CalibrationSketch.from_bytes(merged.to_bytes())
+    assert back == merged and back.smece() == pytest.approx(sketch.smece(), abs=1e-12)
+    # Its memory follows where the rows lie: less than half of the full grid's 56·resolution bytes.
+    assert sketch._sketch.memory_bytes < 28 * sketch.resolution
+
+
+def test_a_logit_segment_holds_few_blocks():
+    # A segment whose predictions lie in [0.01, 0.02]: a few blocks of the logit axis.
+    rng = np.random.default_rng(4)
+    f = rng.uniform(0.01, 0.02, 600_000)
+    y = (rng.random(f.size) < f).astype(np.int8)
+    sketch = CalibrationSketch(metric="logit").update(f, y)
+    assert not sketch.exact and sketch._sketch.memory_bytes < 2e6  # the full grid: 59 MB
+    assert sketch.smece() == pytest.approx(smoothece.smece(f, y, metric="logit"), abs=1e-6)

@@ -13,6 +13,8 @@
 #include "core_rows.hpp"
 #include "pass/bin_kernel.hpp"
 #include "pass/rows.hpp"
+#include "summary/blocked.hpp"
+#include "pass/rows.hpp"
 #include "runtime/errors.hpp"
 
 using namespace smoothece;
@@ -219,3 +221,51 @@ TEST(bad_prediction_named) {
 }
 
 }  // namespace
+
+// The blocked grid (a sketch's): rows spread onto blocks give the grid
+// pass's sums (to rounding), on both metrics, with and without weights; a
+// round trip through blocks and merges in either order keep them; only the
+// blocks rows reach are held.
+TEST(blocked_summary_matches_the_grid_pass) {
+    auto worst = [](const Summary& a, const Summary& b) {
+        double scale = 0.0, diff = 0.0;
+        const std::vector<double>* pa[] = {&a.w0, &a.w1, &a.f0, &a.f1, &a.cells.rows, &a.cells.weight,
+                                           &a.cells.weight_sq, &a.cells.weight_f, &a.residual};
+        const std::vector<double>* pb[] = {&b.w0, &b.w1, &b.f0, &b.f1, &b.cells.rows, &b.cells.weight,
+                                           &b.cells.weight_sq, &b.cells.weight_f, &b.residual};
+        for (int k = 0; k < 9; ++k)
+            for (std::size_t i = 0; i < pa[k]->size(); ++i) {
+                scale = std::max(scale, std::fabs((*pa[k])[i]));
+                diff = std::max(diff, std::fabs((*pa[k])[i] - (*pb[k])[i]));
+            }
+        return diff / scale;
+    };
+    for (const Metric metric : {Metric::L1, Metric::Logit}) {
+        for (const bool weighted : {false, true}) {
+            Rows rows = random_rows(20000, 31, weighted);
+            for (std::size_t i = 0; i < 300; ++i) rows.f[i] = i % 2 ? 1.0 : 0.0;  // piled at both ends
+            const Mapping mapping = metric == Metric::Logit ? Mapping::logit() : Mapping::l1();
+            const std::int64_t g = 1 << 16;
+            const std::string what = std::string(metric_name(metric)) + (weighted ? ", weighted" : "");
+            const Summary grid = summarise_rows(rows.inputs(), PassOptions{mapping, Content::Full, g, 1, false});
+            const BlockedSummary blocks = summarise_rows_blocked(rows.inputs(), mapping, g);
+            const Summary spread = blocks.dense();
+            check(worst(grid, spread) < 1e-12 && spread.positive_rows == grid.positive_rows &&
+                      spread.rows == grid.rows && std::fabs(spread.weight / grid.weight - 1.0) < 1e-12,
+                  "rows spread onto blocks sum as the grid pass does (" + what + ")");
+            check(worst(BlockedSummary(grid).dense(), grid) == 0.0, "a summary through blocks is itself (" + what + ")");
+            BlockedSummary first = summarise_rows_blocked(rows.inputs(0, 7000), mapping, g);
+            BlockedSummary second = summarise_rows_blocked(rows.inputs(7000), mapping, g);
+            BlockedSummary copy = first;  // shares its blocks, written apart
+            first.merge(second);
+            second.merge(copy);
+            check(worst(first.dense(), grid) < 1e-12 && worst(second.dense(), grid) < 1e-12 &&
+                      worst(copy.dense(), summarise_rows_blocked(rows.inputs(0, 7000), mapping, g).dense()) == 0.0,
+                  "blocks merge in either order, a copy unchanged (" + what + ")");
+            if (metric == Metric::Logit)  // the rows lie on a third of the logit axis, and at its two piles
+                check(blocks.held_blocks() < blocks.blocks() / 2, "only the blocks rows reach are held (" +
+                                                                      std::to_string(blocks.held_blocks()) + " of " +
+                                                                      std::to_string(blocks.blocks()) + ")");
+        }
+    }
+}

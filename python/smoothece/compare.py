@@ -23,7 +23,7 @@ from ._errors import InputError, ResolutionWarning
 from ._summary import counts_check, summarise
 from ._typing import ArrayLike
 from ._util import ToDict, bootstrap_interval, frozen, quantiles, sigma_star
-from .sketch import DEFAULT_RESOLUTION, CalibrationSketch
+from .sketch import CalibrationSketch, default_resolution
 
 __all__ = ["Comparison", "ComparisonSketch", "ModelComparison", "compare", "compare_models"]
 
@@ -301,7 +301,7 @@ class ComparisonSketch(_bytes.Pickled):
 
     __slots__ = ("_sketch", "_names")
 
-    def __init__(self, models: Union[int, Sequence[str]] = 2, resolution: int = DEFAULT_RESOLUTION,
+    def __init__(self, models: Union[int, Sequence[str]] = 2, resolution: Optional[int] = None,
                  metric: str = "l1", unit_cells: int = 512):
         if isinstance(models, (int, np.integer)) and not isinstance(models, bool):
             names = tuple(f"model {i}" for i in range(int(models)))
@@ -311,11 +311,14 @@ class ComparisonSketch(_bytes.Pickled):
             names = tuple(str(m) for m in models)
             if len(set(names)) != len(names):
                 raise InputError(f"model names must differ, got {list(models)}", "models")
+        metric = _validate.metric(metric)
+        if resolution is None:
+            resolution = default_resolution(metric)
         for name, value in (("resolution", resolution), ("unit_cells", unit_cells)):
             if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
                 raise TypeError(f"{name} must be an int (a power of two), got {value!r}")
         self._names = names
-        self._sketch = _core.PairedSketch(_validate.metric(metric), int(resolution), len(names), int(unit_cells))
+        self._sketch = _core.PairedSketch(metric, int(resolution), len(names), int(unit_cells))
 
     @property
     def names(self) -> tuple:

@@ -28,7 +28,7 @@ import numpy as np
 from . import _validate
 from ._errors import InputError
 from .groups import GroupedSketch
-from .sketch import DEFAULT_RESOLUTION, CalibrationSketch
+from .sketch import CalibrationSketch
 
 __all__ = [
     "sketch_from_dask",
@@ -138,9 +138,10 @@ def _split_every(split_every: Any) -> int:
     return int(split_every)
 
 
-def _check_settings(resolution: Any, metric: Any, clip: Any) -> None:
-    CalibrationSketch(resolution, metric)  # errors for a bad resolution or metric, here rather than in a task
+def _check_settings(resolution: Any, metric: Any, clip: Any) -> int:
+    """The resolution (None: the metric's default), after checking the settings here rather than in a task."""
     _validate.clip_range(clip)
+    return CalibrationSketch(resolution, metric).resolution
 
 
 def _tree(dask, leaves: list, split_every: int, merge=_merge, *settings):
@@ -213,7 +214,7 @@ def sketch_from_dask(
     weights: Any = None,
     *,
     metric: str = "l1",
-    resolution: int = DEFAULT_RESOLUTION,
+    resolution: Optional[int] = None,
     clip: Union[bool, float] = False,
     split_every: Optional[int] = None,
     scheduler: Any = None,
@@ -232,8 +233,9 @@ def sketch_from_dask(
         Non-negative finite weights, rechunked like ``y``.
     metric : {"l1", "logit"}, default "l1"
         As in :func:`smoothece.smece`: every chunk's sketch is of this metric.
-    resolution : int, default 2**15
-        Grid cells of every sketch (see :class:`CalibrationSketch`). With the
+    resolution : int, optional
+        Grid intervals of every sketch (see :class:`CalibrationSketch`; by
+        default 2**15 for l1, 2**20 for logit). With the
         default, ``.smece()`` equals ``smoothece.smece(f, y)`` on the same
         data up to rounding (~1e-15).
     clip : bool or float, default False
@@ -281,7 +283,7 @@ def sketch_from_dask(
     w = None if weights is None else _dask_1d(weights, "weights", da, like=f)
     if f.shape[0] == 0:
         raise ValueError("f is empty: at least one prediction is needed")
-    _check_settings(resolution, metric, clip)
+    resolution = _check_settings(resolution, metric, clip)
     fan_in = _split_every(split_every)
 
     fd = f.to_delayed().ravel()
@@ -301,7 +303,7 @@ def sketch_from_dask_dataframe(
     *,
     by: Optional[str] = None,
     metric: str = "l1",
-    resolution: int = DEFAULT_RESOLUTION,
+    resolution: Optional[int] = None,
     clip: Union[bool, float] = False,
     split_every: Optional[int] = None,
     scheduler: Any = None,
@@ -364,7 +366,7 @@ def sketch_from_dask_dataframe(
         kind = getattr(dtype, "kind", "O")
         if kind not in "biuf":
             raise TypeError(f"column {col!r} ({arg}) must hold real numbers, got dtype {dtype}")
-    _check_settings(resolution, metric, clip)
+    resolution = _check_settings(resolution, metric, clip)
     fan_in = _split_every(split_every)
 
     parts = df[[c for c in dict.fromkeys((pred, label, weight, by)) if c is not None]].to_delayed()
@@ -380,7 +382,7 @@ def smece_dask(
     weights: Any = None,
     *,
     metric: str = "l1",
-    resolution: int = DEFAULT_RESOLUTION,
+    resolution: Optional[int] = None,
     clip: Union[bool, float] = False,
     split_every: Optional[int] = None,
     scheduler: Any = None,
@@ -414,7 +416,7 @@ def smece_dask_dataframe(
     weight: Optional[str] = None,
     *,
     metric: str = "l1",
-    resolution: int = DEFAULT_RESOLUTION,
+    resolution: Optional[int] = None,
     clip: Union[bool, float] = False,
     split_every: Optional[int] = None,
     scheduler: Any = None,

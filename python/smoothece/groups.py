@@ -25,7 +25,7 @@ from ._errors import InputError, ResolutionWarning
 from ._summary import counts_check
 from ._typing import ArrayLike
 from ._util import ToDict, format_p, frozen, imported, outside_stacklevel
-from .sketch import DEFAULT_RESOLUTION, CalibrationSketch
+from .sketch import CalibrationSketch, default_resolution
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -935,10 +935,12 @@ class GroupedSketch(_bytes.Pickled):
 
     __slots__ = ("_core", "_keys", "_codes", "_metric", "_lock")
 
-    def __init__(self, resolution: int = DEFAULT_RESOLUTION, metric: str = "l1"):
+    def __init__(self, resolution: Optional[int] = None, metric: str = "l1"):
+        self._metric = _validate.metric(metric)
+        if resolution is None:
+            resolution = default_resolution(self._metric)
         if isinstance(resolution, bool) or not isinstance(resolution, int):
             raise TypeError(f"resolution must be an int (a power of two), got {resolution!r}")
-        self._metric = _validate.metric(metric)
         self._core = _core.GroupedSketch(self._metric, resolution)
         self._keys: list = []
         self._codes: dict = {}
@@ -1059,7 +1061,7 @@ class GroupedSketch(_bytes.Pickled):
         but a key changed in transit reads as another key.
 
         ``max_memory``: bytes that all the groups together may allocate (a
-        ``ValueError`` before allocating more); by default 64 MiB or 64 times
+        ``ValueError`` before allocating more); by default 128 MiB or 64 times
         ``len(data)``, whichever is more.
         """
         data = _bytes.as_bytes(data)
@@ -1067,7 +1069,7 @@ class GroupedSketch(_bytes.Pickled):
         version = struct.unpack_from("<I", data, 8)[0] if len(data) >= 16 and data[:8] == _KEY_FORMAT else 0
         if 1 <= version <= 4:
             metric, resolution, keys, sketches = _bytes.read_legacy_grouped(data, version, limit)
-            out = cls(DEFAULT_RESOLUTION if resolution is None else resolution, metric or "l1")
+            out = cls(resolution, metric or "l1")
             for code, sketch in enumerate(sketches):
                 out._core.set(code, sketch)
         else:

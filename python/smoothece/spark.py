@@ -36,7 +36,7 @@ import numpy as np
 from ._errors import InputError
 from .dask import _check_settings, _merge, _merge_groups, _placed, _split_every
 from .groups import GroupedCalibration, GroupedSketch, _options
-from .sketch import DEFAULT_RESOLUTION, CalibrationSketch
+from .sketch import CalibrationSketch
 
 __all__ = ["sketch_from_spark", "smece_spark", "smece_by_group_spark"]
 
@@ -312,7 +312,7 @@ def _reduce(df: Any, pred: Any, label: Any, weight: Any, by: Any, resolution: An
             split_every: Any) -> Union[CalibrationSketch, GroupedSketch]:
     keys = _by_columns(by)
     selected, names = _selection(df, pred, label, weight, keys)
-    _check_settings(resolution, metric, clip)
+    resolution = _check_settings(resolution, metric, clip)
     fan_in = _split_every(split_every)
     settings = _settings(names, weight is not None, len(keys), resolution, metric, clip)
 
@@ -344,7 +344,7 @@ def sketch_from_spark(
     *,
     by: Union[str, Sequence[str], None] = None,
     metric: str = "l1",
-    resolution: int = DEFAULT_RESOLUTION,
+    resolution: Optional[int] = None,
     clip: Union[bool, float] = False,
     split_every: Optional[int] = None,
 ) -> Union[CalibrationSketch, GroupedSketch]:
@@ -372,16 +372,13 @@ def sketch_from_spark(
         joined by ``"|"`` (``"north|2"``).
     metric : {"l1", "logit"}, default "l1"
         As in :func:`smoothece.smece`: every partition's sketch is of this metric.
-    resolution : int, default 2**15
-        Grid cells of every sketch (see :class:`CalibrationSketch`). With the
+    resolution : int, optional
+        Grid intervals of every sketch (see :class:`CalibrationSketch`; by
+        default 2**15 for l1, 2**20 for logit: either resolves σ* of
+        calibrated predictions up to about 1e8 rows). With the
         default, ``.smece()`` equals ``smoothece.smece`` on the collected rows
         to ~1e-11 (both within the accuracy contract; the sketch keeps
-        predictions to 2^-40 and bins them on its own grid). With
-        metric="logit" a sketch past resolution/2 distinct predictions
-        resolves σ ≥ about 0.037 logit units at the default (its
-        ``min_sigma``), below which it returns a bound with a
-        :class:`ResolutionWarning`: pass ``resolution=2**18`` for models
-        calibrated better than that.
+        predictions to 2^-40 and bins them on its own grid).
     clip : bool or float, default False
         As in :func:`smoothece.smece`.
     split_every : int, default 8
@@ -435,7 +432,7 @@ def smece_spark(
     weight: Optional[str] = None,
     *,
     metric: str = "l1",
-    resolution: int = DEFAULT_RESOLUTION,
+    resolution: Optional[int] = None,
     clip: Union[bool, float] = False,
     split_every: Optional[int] = None,
 ) -> float:
@@ -480,7 +477,7 @@ def smece_by_group_spark(
     seed: Optional[int] = None,
     level: float = 0.95,
     weight_kind: Optional[str] = None,
-    resolution: int = DEFAULT_RESOLUTION,
+    resolution: Optional[int] = None,
     clip: Union[bool, float] = False,
     split_every: Optional[int] = None,
     threads: Optional[int] = None,

@@ -50,7 +50,7 @@ except ImportError as _err:  # pragma: no cover - depends on the environment
 from . import _validate
 from . import multiclass as _multiclass
 from ._errors import InputError
-from .sketch import DEFAULT_RESOLUTION, CalibrationSketch
+from .sketch import CalibrationSketch
 
 __all__ = ["BinarySmoothECE", "MulticlassSmoothECE", "SmoothECE"]
 
@@ -264,8 +264,8 @@ class _SmoothECEMetric(Metric):
                  **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.from_logits = _validate.flag(from_logits, "from_logits")
-        CalibrationSketch(resolution, metric)  # TypeError / ValueError for a bad resolution or metric
-        self.resolution = int(resolution)
+        # TypeError / ValueError for a bad resolution or metric; None: the metric's default
+        self.resolution = CalibrationSketch(resolution, metric).resolution
         self.metric = metric
         _validate.threads(threads)
         self.threads = threads
@@ -412,10 +412,11 @@ class BinarySmoothECE(_SmoothECEMetric):
     clip : bool or float, default False
         As in :func:`smoothece.smece`: ``True`` clamps probabilities within
         0.01 of [0, 1] (a float: that tolerance) instead of refusing them.
-    resolution : int, default 2**15
-        The sketch's resolution (:class:`smoothece.CalibrationSketch`): the state
-        holds at most about 40·resolution bytes (1.3 MB at the default),
-        whatever the number of rows.
+    resolution : int, optional
+        The sketch's resolution (:class:`smoothece.CalibrationSketch`; by
+        default 2**15 for l1, 2**20 for logit): the state holds at most about
+        56·resolution bytes (1.8 MB at the l1 default; at the logit default
+        only the blocks its rows reach), whatever the number of rows.
     metric : {"l1", "logit"}, default "l1"
         The smoothing metric, as in :func:`smoothece.smece` (``"logit"``
         smooths in logit space; the predictions are still probabilities or,
@@ -444,7 +445,7 @@ class BinarySmoothECE(_SmoothECEMetric):
     _kind = "binary"
 
     def __init__(self, *, from_logits: bool = False, clip: Union[bool, float] = False,
-                 resolution: int = DEFAULT_RESOLUTION, metric: str = "l1", threads: Optional[int] = None,
+                 resolution: Optional[int] = None, metric: str = "l1", threads: Optional[int] = None,
                  **kwargs: Any) -> None:
         _validate.clip_range(clip)
         self.clip = clip
@@ -515,7 +516,7 @@ class MulticlassSmoothECE(_SmoothECEMetric):
     """
 
     def __init__(self, num_classes: int, *, average: str = "top_label", from_logits: bool = False,
-                 atol: Optional[float] = None, resolution: int = DEFAULT_RESOLUTION, metric: str = "l1",
+                 atol: Optional[float] = None, resolution: Optional[int] = None, metric: str = "l1",
                  threads: Optional[int] = None, **kwargs: Any) -> None:
         k = _validate.count(num_classes, "num_classes", 2)
         self.num_classes = k

@@ -11,6 +11,7 @@
 
 #include "pass/columns.hpp"
 #include "summary/atoms.hpp"
+#include "summary/blocked.hpp"
 #include "summary/summary.hpp"
 
 namespace smoothece {
@@ -35,6 +36,11 @@ void check_shapes(const Inputs& in, bool allow_empty = false);
 // nor huge weights lose precision or overflow: the answers are invariant to
 // scaling the weights by any positive factor.
 Summary summarise_rows(const Inputs& in, const PassOptions& opts);
+
+// The same summary on a blocked grid (a sketch's), one spread per row:
+// O(rows) whatever the grid's size, for batches much smaller than the grid.
+// Rows of zero weight are allowed (a batch of a stream may weigh nothing).
+BlockedSummary summarise_rows_blocked(const Inputs& in, const Mapping& mapping, std::int64_t intervals);
 
 // The power of two that brings the largest weight near 1, when the weights
 // would otherwise underflow (subnormal products) or overflow (their sum); 0

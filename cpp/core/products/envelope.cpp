@@ -112,6 +112,11 @@ std::uint64_t default_read_memory(std::size_t bytes) {
     return std::max(kMinReadMemory, scaled);
 }
 
+void MemoryBudget::lend(std::uint64_t bytes, SketchKind kind) const {
+    MemoryBudget after = *this;
+    after.take(bytes, kind);
+}
+
 void MemoryBudget::take(std::uint64_t bytes, SketchKind kind) {
     if (bytes > limit_ - used_) {
         const std::string name = format_of(kind).name;

@@ -50,9 +50,11 @@ std::uint64_t fnv1a64(const char* data, std::size_t size);
 // By default the larger of kMinReadMemory and kReadExpansion times the
 // bytes' size: reading a real sketch takes at most 56 times its bytes (an
 // atom: 72 bytes kept and 40 while read, from 2 bytes or more; a grid about
-// 2 times its bytes unless its rows crowd into a few cells), so bytes from
-// elsewhere cannot make a reader allocate far more than they could describe.
-constexpr std::uint64_t kMinReadMemory = std::uint64_t{64} << 20;
+// 2 times its bytes unless its rows crowd into a few blocks, and while one
+// grid is read and checked, 88 bytes an interval), so bytes from elsewhere
+// cannot make a reader allocate far more than they could describe. The
+// floor reads any one grid of up to 2^20 intervals (the logit default).
+constexpr std::uint64_t kMinReadMemory = std::uint64_t{128} << 20;
 constexpr std::uint64_t kReadExpansion = 64;
 std::uint64_t default_read_memory(std::size_t bytes);
 
@@ -61,6 +63,9 @@ public:
     explicit MemoryBudget(std::uint64_t limit) : limit_(limit) {}
     // Takes `bytes` before they are allocated; SketchTooLarge if the limit would be passed.
     void take(std::uint64_t bytes, SketchKind kind);
+    // Checks that `bytes` more may be allocated for a while (all of it freed
+    // before the next take); SketchTooLarge if not.
+    void lend(std::uint64_t bytes, SketchKind kind) const;
     std::uint64_t limit() const { return limit_; }
     std::uint64_t used() const { return used_; }
 

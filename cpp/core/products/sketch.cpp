@@ -17,6 +17,9 @@ std::string merge_mismatch(const std::string& what, Metric metric, std::int64_t 
 namespace {
 
 constexpr std::int64_t kMinResolution = 256;
+// Batches of at least this many rows per grid interval take the grid pass
+// (threaded, vectorized); smaller ones are spread onto the blocks.
+constexpr std::int64_t kGridPassRowsPerInterval = 4;
 
 bool is_power_of_two(std::int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
 
@@ -130,13 +133,14 @@ Sketch::State Sketch::add(const State& a, const State& b) const {
             check_totals(out);
             return out;
         }
-        out.grid = summarise_atoms(both, Content::Full, resolution_);
+        out.grid = BlockedSummary(mapping_, resolution_);
+        out.grid->add(both);
     } else {
-        auto grid_of = [this](const State& s) {
-            return s.grid ? *s.grid : summarise_atoms(*s.atoms, Content::Full, resolution_);
-        };
-        out.grid = grid_of(a);
-        out.grid->merge(grid_of(b));
+        // Copies share the blocks: only those the other part reaches are copied.
+        out.grid = a.grid ? *a.grid : BlockedSummary(mapping_, resolution_);
+        if (a.atoms) out.grid->add(*a.atoms);
+        if (b.grid) out.grid->merge(*b.grid);
+        else out.grid->add(*b.atoms);
     }
     out.grid->rows = out.rows;
     check_totals(out);
@@ -162,7 +166,14 @@ void Sketch::update(const Inputs& in, std::int64_t threads) {
             batch.atoms = std::make_shared<const Atoms>(canonical(*atoms));
         }
     }
-    if (!batch.atoms) batch.grid = summarise_rows(in, PassOptions{mapping_, Content::Full, resolution_, threads, true});
+    if (!batch.atoms) {
+        // The grid pass costs O(resolution) besides its rows; a batch much
+        // smaller than the grid is spread row by row onto the blocks it reaches.
+        if (in.size() >= kGridPassRowsPerInterval * resolution_)
+            batch.grid = BlockedSummary(summarise_rows(in, PassOptions{mapping_, Content::Full, resolution_, threads, true}));
+        else
+            batch.grid = summarise_rows_blocked(in, mapping_, resolution_);
+    }
     // After the pass (the rows are valid); once a weight had a fraction the
     // sketch's traits stay so, and its batches need no look.
     batch.traits = weight_traits().whole ? weight_traits_of(in.w) : WeightTraits{false, false};
@@ -173,7 +184,7 @@ void Sketch::update(const Inputs& in, std::int64_t threads) {
 Sketch Sketch::merge_all(const std::vector<Sketch>& parts, Metric metric, std::int64_t resolution) {
     Sketch out(metric, resolution);
     std::vector<std::shared_ptr<const Atoms>> atoms;
-    std::optional<Summary> grid;
+    std::optional<BlockedSummary> grid;
     std::uint64_t rows = 0;
     WeightTraits traits;
     for (const Sketch& part : parts) {
@@ -219,9 +230,8 @@ Sketch Sketch::merge_all(const std::vector<Sketch>& parts, Metric metric, std::i
         own_weight_f(all);
         out.state_.atoms = std::make_shared<const Atoms>(std::move(all));
     } else {
-        if (!grid) grid = Summary::empty(out.mapping_, Content::Full, resolution);
-        for (const auto& a : atoms) add_atoms(*grid, *a);
-        grid->derive_residual();
+        if (!grid) grid = BlockedSummary(out.mapping_, resolution);
+        for (const auto& a : atoms) grid->add(*a);
         grid->rows = rows;
         out.state_.atoms = nullptr;
         out.state_.grid = std::move(grid);
@@ -251,7 +261,7 @@ Analysis Sketch::analysis() const {
         Summary summary = summarise_atoms(*s.atoms, Content::Full, first_intervals(positive, mapping_, Content::Full));
         return Analysis(std::move(summary), rows_of_atoms(s.atoms));
     }
-    return Analysis(*s.grid, nullptr);
+    return Analysis(s.grid->dense(), nullptr);
 }
 
 std::uint64_t Sketch::rows() const {
@@ -278,8 +288,7 @@ std::size_t Sketch::memory_bytes() const {
     std::lock_guard<std::mutex> lock(mutex_);
     std::size_t bytes = sizeof(Sketch);
     if (state_.atoms) bytes += state_.atoms->size() * (sizeof(double) + 2 * sizeof(AtomStats));
-    else
-        bytes += sizeof(double) * (6 * state_.grid->residual.size() + 4 * state_.grid->cells.slots());
+    else bytes += state_.grid->memory_bytes();
     return bytes;
 }
 

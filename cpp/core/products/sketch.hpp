@@ -7,7 +7,8 @@
 // as atoms: each such position with its rows, Σw, Σw² and Σw·f per label;
 // answers are then those of the rows themselves, at any σ. Beyond that it
 // keeps the full summary on its grid of `resolution` intervals (exact for
-// σ ≥ 16/resolution; below that it states a bound). The form depends only on
+// σ ≥ 16/resolution; below that it states a bound), in the blocks its rows
+// reach (summary/blocked.hpp). The form depends only on
 // the rows, never on how they were batched or merged; in the atoms form the
 // state is the same, bit for bit, for any batching when the weights' sums
 // are exact (unit or whole weights), and to rounding of those sums otherwise.
@@ -25,6 +26,7 @@
 #include "pass/rows.hpp"
 #include "products/envelope.hpp"
 #include "summary/atoms.hpp"
+#include "summary/blocked.hpp"
 #include "summary/summary.hpp"
 
 namespace smoothece {
@@ -80,7 +82,7 @@ public:
 private:
     struct State {
         std::shared_ptr<const Atoms> atoms;  // the atoms form, or null
-        std::optional<Summary> grid;         // the grid form, or none
+        std::optional<BlockedSummary> grid;  // the grid form, or none
         std::uint64_t rows = 0;
         WeightTraits traits;  // of the weights added (unit weights: whole, none above 1)
 

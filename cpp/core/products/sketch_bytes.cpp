@@ -65,10 +65,13 @@ bool possible_weight_exp(std::int32_t e) { return e == 0 || (e >= -1023 && e <= 
 
 bool valid_resolution(std::int64_t r) { return is_power_of_two(r) && r >= kMinResolution && r <= kMaxIntervals; }
 
-// The memory a grid sketch holds (nodes and cells) and its read's check needs (a spectrum, FFTW's scratch).
-std::uint64_t grid_memory(std::int64_t g) {
+// The memory reading a grid takes for a while: its nodes and cells read in
+// full, then either the check's spectrum and FFTW's scratch or the blocks
+// they become (summary/blocked.hpp; at most the nodes and cells again).
+std::uint64_t grid_read_memory(std::int64_t g) {
     const auto nodes = static_cast<std::uint64_t>(g + 1), slots = static_cast<std::uint64_t>(2 * (g / 8));
-    return sizeof(double) * (5 * nodes + 4 * slots) + sizeof(double) * (nodes + 2 * (2 * nodes + 2));
+    return sizeof(double) * (4 * nodes + 4 * slots) +
+           std::max(sizeof(double) * (nodes + 2 * (2 * nodes + 2)), sizeof(double) * (4 * nodes + 4 * slots));
 }
 
 bool unit_weights(const Atoms& a) {
@@ -333,7 +336,7 @@ Summary read_grid(ByteReader& r, const Header& h, const Mapping& mapping, Memory
         if (!scan.done()) corrupt(kOne, "trailing bytes after the grid");
     }
     if (r.pos() != start) throw std::logic_error("the scan moved the reader");
-    budget.take(grid_memory(G), kOne);
+    budget.lend(grid_read_memory(G), kOne);
     Summary g;
     g.mapping = mapping;
     g.content = Content::Full;
@@ -354,9 +357,7 @@ Summary read_grid(ByteReader& r, const Header& h, const Mapping& mapping, Memory
     double cell_weight[2] = {0, 0}, cell_f[2] = {0, 0};
     check_cells(g, h, cell_weight, cell_f);
     check_nodes(g, cell_weight, cell_f);
-    g.residual.assign(static_cast<std::size_t>(nodes), 0.0);
-    g.derive_residual();
-    return g;
+    return g;  // without its residual: the blocks it becomes derive none
 }
 
 // A length-prefixed part: a u64 size, then that many bytes (their offset).
@@ -415,7 +416,7 @@ std::string Sketch::to_bytes() const {
             }
         }
     } else {
-        const Summary& g = *s.grid;
+        const Summary g = s.grid->dense();
         for (const auto* v : {&g.w0, &g.w1, &g.f0, &g.f1, &g.cells.rows, &g.cells.weight, &g.cells.weight_sq,
                               &g.cells.weight_f})
             body.runs(*v);
@@ -453,7 +454,8 @@ Sketch Sketch::from_bytes(const std::string& bytes, MemoryBudget& budget) {
         s.state_.atoms = std::make_shared<const Atoms>(read_atoms(r, h, s.mapping_, s.max_atoms(), budget));
     } else {
         s.state_.atoms = nullptr;
-        s.state_.grid = read_grid(r, h, s.mapping_, budget);
+        s.state_.grid = BlockedSummary(read_grid(r, h, s.mapping_, budget));
+        budget.take(s.state_.grid->memory_bytes(), kOne);
     }
     return s;
 }

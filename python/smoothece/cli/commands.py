@@ -175,9 +175,9 @@ def read_table(table: Table, *, metric: str = "l1", clip=False, resolution: Opti
     memory, than a sketch per group). A model whose column misses a row (with ``--dropna``) skips it.
     ``collect`` keeps each model's columns, ``shared`` the rows where every model has a value."""
     from ..groups import GroupedRows
-    from ..sketch import DEFAULT_RESOLUTION, CalibrationSketch
+    from ..sketch import CalibrationSketch, default_resolution
 
-    resolution = resolution or DEFAULT_RESOLUTION
+    resolution = resolution or default_resolution(metric)
     models = [Model(role, table.columns[role], CalibrationSketch(resolution, metric),
                     GroupedRows(metric, clip) if grouped else None) for role in table.pred_roles]
     rows = SharedRows() if shared else None
