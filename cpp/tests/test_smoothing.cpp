@@ -1,14 +1,18 @@
 // Smoothing: the spectrum's read-offs are exact samples on coarser grids and
-// by either transform, and the two builds of the dip scan agree.
+// by either transform, the two builds of the dip scan agree, and σ*'s search
+// finds known fixpoints.
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core_rows.hpp"
 #include "smoothing/dip_kernel.hpp"
 #include "smoothing/exact_integral.hpp"
+#include "smoothing/fixpoint.hpp"
 #include "smoothing/spectrum.hpp"
 
 using namespace smoothece;
@@ -126,4 +130,105 @@ TEST(exact_integral_two_atoms) {
     }
     check(worst16 < 2e-6, "two atoms, 16 nodes per sigma: the closed form (worst relative " + std::to_string(worst16) + ")");
     check(worst8 < 2e-5, "two atoms, 8 nodes per sigma: the closed form (worst relative " + std::to_string(worst8) + ")");
+}
+
+// σ* of c + a·σ^(−½) by bisection in long double: smece − scale·σ decreases.
+double bisected_fixpoint(double c, double a, double scale) {
+    long double lo = 1e-12L, hi = 1.0L / scale;
+    for (int i = 0; i < 200; ++i) {
+        const long double mid = 0.5L * (lo + hi);
+        (c + a / std::sqrt(mid) > scale * mid ? lo : hi) = mid;
+    }
+    return static_cast<double>(0.5L * (lo + hi));
+}
+
+// σ*'s search on hand-made non-increasing functions whose fixpoint is known:
+// a·σ^(−½) (noise: σ* = (a/scale)^(2/3)), a constant c (a residual of one
+// sign: σ* = c/scale), noise on a residual c + a·σ^(−½) (σ* by bisection)
+// and a step from 0.3 to 0.1 at t (σ* = t, where g jumps across 0), from
+// guesses far on either side, at the value's tolerance and at a replicate's;
+// σ* within the tolerance, inside the bracket reported, and for the smooth
+// ones in at most 6 evaluations.
+TEST(fixpoint_known_fixpoints) {
+    struct Known {
+        std::string name;
+        std::function<double(double)> smece;
+        double star;
+        bool smooth;
+    };
+    const double scale = 2.0, t = 0.0731;
+    const std::vector<Known> known{
+        {"a/sqrt(sigma)", [](double s) { return 0.013 / std::sqrt(s); }, std::cbrt(0.013 * 0.013 / (scale * scale)), true},
+        {"constant", [](double) { return 0.137; }, 0.137 / scale, true},
+        {"c + a/sqrt(sigma)", [](double s) { return 0.01 + 0.004 / std::sqrt(s); }, bisected_fixpoint(0.01, 0.004, scale), true},
+        {"step", [t](double s) { return s < t ? 0.3 : 0.1; }, t, false},
+    };
+    for (const Known& k : known) {
+        for (const double tol : {1e-14, 1e-4}) {
+            for (const double off : {1e-4, 0.5, 1.0, 1.3, 20.0}) {
+                const double guess = k.star * off;
+                const std::string what = k.name + ", tol " + std::to_string(tol) + ", guess " + std::to_string(off) + " sigma*";
+                const Fixpoint fix = solve_fixpoint(k.smece, scale, 1e-9, guess, {tol});
+                check(fix.resolved && std::fabs(fix.sigma - k.star) <= 2.0 * tol * k.star,
+                      what + ": sigma* " + std::to_string(fix.sigma) + " in " + std::to_string(fix.evaluations) + " evaluations");
+                if (k.smooth) check(fix.evaluations <= 6, what + ": at most 6 evaluations");
+                check(fix.lower <= k.star && k.star <= fix.upper && fix.lower <= fix.sigma && fix.sigma <= fix.upper,
+                      what + ": the bracket holds sigma* and the answer");
+            }
+        }
+    }
+}
+
+// The replicates' start: the slope at the guess (of this function, or of one
+// 10% off) makes the first step Newton's, and smece(guess) given saves an
+// evaluation without changing the steps.
+TEST(fixpoint_replicate_start) {
+    const double scale = 1.0, a = 0.02;
+    const double star = std::cbrt(a * a);
+    auto smece = [a](double s) { return a / std::sqrt(s); };
+    for (const double off : {0.8, 0.97, 1.05, 1.4}) {
+        const double guess = star * off;
+        for (const double like : {1.0, 1.1}) {
+            const double slope = -0.5 * like * a / (guess * std::sqrt(guess));
+            const Fixpoint plain = solve_fixpoint(smece, scale, 1e-9, guess, {1e-4, slope});
+            const Fixpoint given = solve_fixpoint(smece, scale, 1e-9, guess, {1e-4, slope, smece(guess)});
+            const std::string what = "guess " + std::to_string(off) + " sigma*, slope x" + std::to_string(like);
+            check(plain.resolved && std::fabs(plain.sigma / star - 1.0) <= 2e-4 && plain.lower <= star && star <= plain.upper,
+                  what + ": within 1e-4 in " + std::to_string(plain.evaluations) + " evaluations");
+            check(plain.evaluations <= 3, what + ": at most 3 evaluations");
+            check(given.sigma == plain.sigma && given.evaluations == plain.evaluations - 1,
+                  what + ": smece(guess) given, the same steps and one evaluation fewer");
+        }
+    }
+    // A slope of 0 is known flat (a residual of one sign): the Newton step is σ*.
+    const Fixpoint flat = solve_fixpoint([](double) { return 0.2; }, 2.0, 1e-9, 0.13, {1e-4, 0.0});
+    check(flat.resolved && flat.sigma == 0.1 && flat.evaluations == 2, "flat, slope 0: sigma* at the second evaluation");
+}
+
+// σ* below the limit the evaluator reaches is reported as the bound
+// [lower, limit), unresolved, lower ≤ σ* (a·σ^(−½), σ* = 1e-6 against a
+// limit of 1e-4): from a guess above it, from the limit itself (with and
+// without its value given, and with a replicate's slope), and the counts of
+// the bench hook add up.
+TEST(fixpoint_bound) {
+    const double a = 1e-9, limit = 1e-4, star = std::cbrt(a * a);
+    auto smece = [a](double s) { return a / std::sqrt(s); };
+    const auto [searches, evaluations] = fixpoint_counts();
+    int made = 0;
+    const double slope = -0.5 * a / (limit * std::sqrt(limit));
+    const std::vector<std::pair<std::string, FixpointOptions>> starts{
+        {"value's search", {1e-14}}, {"replicate's search", {1e-4, slope}}, {"replicate's, value given", {1e-4, slope, smece(limit)}}};
+    for (const auto& [name, options] : starts) {
+        for (const double guess : {limit, 3e-3, 0.2}) {
+            const Fixpoint fix = solve_fixpoint(smece, 1.0, limit, guess, options);
+            made += fix.evaluations;
+            const std::string what = name + " from " + std::to_string(guess);
+            check(!fix.resolved && fix.sigma == limit && fix.upper == limit && fix.lower <= star && fix.lower >= 0.0,
+                  what + ": the bound [" + std::to_string(fix.lower) + ", limit) in " + std::to_string(fix.evaluations) +
+                      " evaluations");
+        }
+    }
+    const auto [searches_after, evaluations_after] = fixpoint_counts();
+    check(searches_after - searches == 9 && evaluations_after - evaluations == static_cast<std::uint64_t>(made),
+          "fixpoint_counts: 9 searches and their evaluations");
 }

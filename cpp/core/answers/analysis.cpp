@@ -216,7 +216,7 @@ SigmaStar Analysis::smece(std::int64_t threads) {
     const double floor = 0.3 / std::cbrt(std::max(1.0, static_cast<double>(summary_.positive_rows))) / s;
     const double guess = std::max(floor, levels().net() / summary_.weight / s);
     auto on_grid = [this](double sigma) { return levels().integral(sigma) / summary_.weight; };
-    Fixpoint fix = solve_fixpoint(on_grid, s, levels().min_sigma(), guess, tol);
+    Fixpoint fix = solve_fixpoint(on_grid, s, levels().min_sigma(), guess, {tol});
     if (!fix.resolved && rows_) {
         // σ* lies below the grid: a second look at the rows.
         auto exactly = [&](const Atoms& atoms) {
@@ -239,7 +239,7 @@ SigmaStar Analysis::smece(std::int64_t threads) {
                 return;
             }
             const double start = fix.lower > 0.0 ? std::sqrt(fix.lower * fix.upper) : 0.5 * fix.upper;
-            fix = solve_fixpoint(smece_at, s, kExactLimit, start, tol);
+            fix = solve_fixpoint(smece_at, s, kExactLimit, start, {tol});
             if (!fix.resolved) fix = Fixpoint{0.0, true, 0.0, kExactLimit, fix.evaluations};  // σ* < 1e-300: zero
         };
         if (const Atoms* atoms = rows_->few_atoms(kMaxFewAtoms, threads)) {
@@ -251,7 +251,7 @@ SigmaStar Analysis::smece(std::int64_t threads) {
                 if (g > kMaxSecondLookIntervals && static_cast<std::uint64_t>(g) > summary_.rows) break;  // the atoms cost less
                 summary_ = rows_->summarise(summary_.content, g, threads);
                 levels_.reset();
-                fix = solve_fixpoint(on_grid, s, levels().min_sigma(), fix.upper, tol);
+                fix = solve_fixpoint(on_grid, s, levels().min_sigma(), fix.upper, {tol});
             }
             if (!fix.resolved) exactly(rows_->all_atoms());
         }

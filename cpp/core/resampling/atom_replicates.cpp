@@ -151,7 +151,7 @@ Replicates resample(const Atoms& atoms, const ResampleRequest& req, std::int64_t
             }
             auto smece = [&](double s) { return exact_abs_integral(rep.x, residual, s) / total; };
             const double hint = req.hint > 0.0 ? req.hint : abs_residual_sum(residual) / total / scale;
-            const Fixpoint fix = solve_fixpoint(smece, scale, kExactLimit, hint, 1e-9);
+            const Fixpoint fix = solve_fixpoint(smece, scale, kExactLimit, hint, {1e-9});
             out.sigma_star[static_cast<std::size_t>(b)] = fix.resolved ? fix.sigma * scale : 0.0;
             if (req.at_band) out.smece_at_band[static_cast<std::size_t>(b)] = smece(req.band_sigma);
             if (curves) atom_curves->mu(rep, req.mesh_intervals, out.mu.data() + b, req.count);
@@ -228,7 +228,7 @@ GroupedOutcome grouped_replicate(const GroupedPlan& plan, const ResampleGroups& 
             start = sb;
             start_value = smece(sb);
         }
-        const double star = replicate_fixpoint(smece, scale, kExactLimit, start, slope, start_value).first;
+        const double star = solve_fixpoint(smece, scale, kExactLimit, start, {kReplicateTolerance, slope, start_value}).sigma;
         out.sigma_star = star * scale;
         if (req.at_band) out.at_band = smece(req.band_sigma);
         if (want_slope) out.slope = (smece(1.01 * star) - smece(0.99 * star)) / (0.02 * star);
@@ -331,7 +331,7 @@ Replicates resample(const Atoms& atoms, const Summary& full, const ResampleReque
     const double scale = full.mapping.span, limit = replicate_limit(full);
     double hint = pilot_hint(full, req);
     const ResampleGroups pilot_groups(full.cells, hint, req.kind, req.weights, full.weight_exp, 1, req.threads);
-    const GroupedOutcome pilot = grouped_replicate(plan, pilot_groups, 0, hint, 0.0, true, mu_of(0));
+    const GroupedOutcome pilot = grouped_replicate(plan, pilot_groups, 0, hint, kNaN, true, mu_of(0));
     record(0, pilot);
     hint = std::max(pilot.sigma_star / scale, limit);
     if (req.count > 1) {

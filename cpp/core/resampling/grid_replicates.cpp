@@ -19,6 +19,7 @@
 #include "runtime/pool.hpp"
 #include "runtime/random.hpp"
 #include "smoothing/curves.hpp"
+#include "smoothing/fixpoint.hpp"
 #include "smoothing/integrate_abs.hpp"
 #include "smoothing/spectrum.hpp"
 
@@ -26,9 +27,6 @@ namespace smoothece {
 namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-// A replicate's σ* to about this relative precision: far below the spread of
-// the replicates (≳ 1e-2).
-constexpr double kRelativeTolerance = 1e-4;
 // A replicate's masses lie on a work grid of kWorkNodesPerSigma nodes per σ
 // at the hint (or the band σ, if smaller), binned group by group from the
 // summary's own grid (Profiles, quintic weights): its σ* moves by ≤ 1.2e-5
@@ -42,7 +40,7 @@ constexpr double kRelativeTolerance = 1e-4;
 // (Spectrum::evaluate), and the roots of r between them, located on the
 // cubic Hermite interpolant of its integral, move replicate σ* by ≤ 2.5e-5
 // against 4 nodes per σ (calibrated, crossing and weighted data, n =
-// 1e4–1e6, both metrics): within kRelativeTolerance. The curves' base keeps
+// 1e4–1e6, both metrics): within kReplicateTolerance. The curves' base keeps
 // kCurveNodesPerSigma at the band σ. Below kMinNodesPerSigma nodes per σ of
 // the summary's grid a σ* is reported at that bound.
 constexpr double kWorkNodesPerSigma = 3.0;
@@ -326,73 +324,12 @@ double replicate_smece(const Spectrum& spectrum, double sigma, double total, std
     return integrate_abs(r.data(), F.data(), 0, g, g) / total;
 }
 
-// σ* of one replicate: g(σ) = smece(σ) − scale·σ, strictly decreasing, from
-// the hint σ0 (the pilot's σ*, close) by a Newton step with the pilot's slope
-// and then secant steps in log-log coordinates, kept inside the bracket that
-// each evaluation gives (g(x) > 0: σ* ∈ (x, smece(x)/scale]; g(x) < 0:
-// σ* ∈ [smece(x)/scale, x)), bisecting whenever a step would leave it. Stops
-// once a step, or the secant's error estimate, is below kRelativeTolerance:
-// from a start this close mostly 2 evaluations, else 3 (one fewer when
-// smece(hint) is known already: hint_value). Returns σ* and whether it lies
-// above `limit` (else σ* < limit, reported as limit).
-std::pair<double, bool> replicate_fixpoint(const std::function<double(double)>& smece, double scale, double limit,
-                                           double hint, double slope, double hint_value) {
-    double lo = limit, hi = 1.0 / scale;
-    double x0 = std::min(std::max(hint, lo), hi);
-    double g0 = (x0 == hint && !std::isnan(hint_value) ? hint_value : smece(x0)) - scale * x0;
-    auto narrow = [&](double x, double gx) {
-        if (gx > 0.0) {
-            lo = std::max(lo, x);
-            hi = std::min(hi, (gx + scale * x) / scale);
-        } else {
-            hi = std::min(hi, x);
-            lo = std::max(lo, (gx + scale * x) / scale);
-        }
-    };
-    narrow(x0, g0);
-    double x1 = slope != 0.0 ? x0 - g0 / (slope - scale) : 0.5 * (lo + hi);
-    if (!(x1 > lo && x1 < hi)) x1 = 0.5 * (lo + hi);
-    for (int iter = 0; iter < 60; ++iter) {
-        if (g0 == 0.0) return {x0, true};
-        if (hi - lo <= kRelativeTolerance * hi) return {0.5 * (lo + hi), true};
-        const double g1 = smece(x1) - scale * x1;
-        if (g1 == 0.0) return {x1, true};
-        narrow(x1, g1);
-        if (g1 < 0.0 && x1 <= limit) return {limit, false};
-        // The secant in log-log coordinates (a power law through the two
-        // points, as solve_fixpoint steps), else in plain ones.
-        const double e0 = g0 + scale * x0, e1 = g1 + scale * x1;
-        double x2 = x1 - g1 * (x1 - x0) / (g1 - g0);
-        if (e0 > 0.0 && e1 > 0.0) {
-            const double u0 = std::log(x0), u1 = std::log(x1);
-            const double h0 = std::log(e0 / scale) - u0, h1 = std::log(e1 / scale) - u1;
-            if (h0 != h1) x2 = std::exp(u1 - h1 * (u1 - u0) / (h1 - h0));
-        }
-        const bool secant = x2 > lo && x2 < hi;
-        if (!secant) x2 = 0.5 * (lo + hi);
-        // Done when the step is within the tolerance, or a secant step's error
-        // estimate is: about the product of the last two errors, taken as
-        // |log x2/x0|·|log x2/x1| (not for a bisection, whose error is the
-        // bracket's). Measured against stopping on the step alone: replicate
-        // σ* within 3.5e-5 (median 1e-7), interval ends within 6e-6, on
-        // calibrated, crossing and weighted data at 1e5 and 1e6, both kinds;
-        // 40–100% of replicates stop after two evaluations.
-        if (std::fabs(x2 - x1) <= kRelativeTolerance * x1 ||
-            (secant && std::fabs(std::log(x2 / x0)) * std::fabs(std::log(x2 / x1)) <= kRelativeTolerance))
-            return {x2, true};
-        x0 = x1;
-        g0 = g1;
-        x1 = x2;
-    }
-    return {x1, true};
-}
-
 namespace {
 
 struct Plan {
     const Summary* full = nullptr;
     ResampleRequest request;
-    double hint = 0.0, slope = 0.0;
+    double hint = 0.0, slope = kNaN;  // slope: d smece/dσ at the hint, once the pilot has it
     std::int64_t band = 0;      // the grid of the curves (as in curves_at)
     std::int64_t band_out = 0;  // the grid the band is read off (the mesh; for logit a multiple of it)
 };
@@ -516,10 +453,11 @@ Outcome run_replicate(const Plan& plan, const Stage& stage, std::int64_t b, doub
             }
         }
     }
-    const auto [star, resolved] = replicate_fixpoint(smece, scale, limit, start, plan.slope, start_value);
+    const Fixpoint fix = solve_fixpoint(smece, scale, limit, start, {kReplicateTolerance, plan.slope, start_value});
+    const double star = fix.sigma;
     Outcome out;
     out.sigma_star = star * scale;
-    out.resolved = resolved;
+    out.resolved = fix.resolved;
     if (req.at_band) out.at_band = smece(req.band_sigma);
     if (want_slope) out.slope = (smece(1.01 * star) - smece(0.99 * star)) / (0.02 * star);
     if (curves) {

@@ -2,12 +2,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 
 #include "resampling/draws.hpp"
 #include "resampling/replicate_solve.hpp"
 #include "runtime/pool.hpp"
 #include "runtime/random.hpp"
+#include "smoothing/fixpoint.hpp"
 #include "smoothing/spectrum.hpp"
 #include "summary/summary.hpp"
 
@@ -85,7 +87,7 @@ PairedReplicates paired_replicates(const std::vector<PairedBase>& bases, const P
     draws.reserve(count);
     for (const std::size_t u : order) draws.emplace_back(units.weight[u], units.weight_sq[u], units.weight_exp, req.weights);
     std::vector<Placement> placed(count * models);
-    std::vector<double> slope(models, 0.0);
+    std::vector<double> slope(models, std::numeric_limits<double>::quiet_NaN());
     for (std::size_t m = 0; m < models; ++m) {
         const PairedBase& base = bases[m];
         if (static_cast<std::int64_t>(base.nodes.size()) != base.intervals + 1)
@@ -134,10 +136,11 @@ PairedReplicates paired_replicates(const std::vector<PairedBase>& bases, const P
             const Spectrum spectrum(s.nodes.data(), base.intervals);
             auto smece = [&](double sigma) { return replicate_smece(spectrum, sigma, total, s.r, s.F); };
             const double limit = kMinNodesPerSigma / static_cast<double>(base.intervals);
-            const auto [star, ok] = replicate_fixpoint(smece, req.scale, limit, std::max(base.sigma_star, limit), slope[m]);
+            const Fixpoint fix =
+                solve_fixpoint(smece, req.scale, limit, std::max(base.sigma_star, limit), {kReplicateTolerance, slope[m]});
             const std::size_t at = static_cast<std::size_t>(b) * models + m;
-            out.sigma_star[at] = star * req.scale;
-            resolved[at] = ok;
+            out.sigma_star[at] = fix.sigma * req.scale;
+            resolved[at] = fix.resolved;
         }
     });
     out.unresolved = std::count(resolved.begin(), resolved.end(), 0);

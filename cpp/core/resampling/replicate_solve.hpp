@@ -1,14 +1,13 @@
-// The two steps every grid replicate takes once its residual masses are
-// drawn: smECEσ read off their spectrum, and σ* from a hint close to it.
+// What every grid replicate takes once its residual masses are drawn:
+// smECEσ read off their spectrum, and σ* (solve_fixpoint) to
+// kReplicateTolerance from a hint close to it.
 // Shared by the replicates of one summary (grid_replicates.cpp), the
 // paired replicates of several models (paired.cpp) and the exact atoms
 // drawn as a summary's groups draw (atom_replicates.cpp), with the plan of
 // a summary's replicates they share.
 #pragma once
 
-#include <functional>
-#include <limits>
-#include <utility>
+#include <cstdint>
 #include <vector>
 
 #include "resampling/resample.hpp"
@@ -36,14 +35,8 @@ double pilot_hint(const Summary& full, const ResampleRequest& req);
 // logit metric a grid fine enough to interpolate at the mesh's positions.
 std::int64_t band_read_intervals(const Summary& full, const ResampleRequest& req);
 
-// σ* of a replicate (grid units, smece(σ) = scale·σ) to about 1e-4
-// relative, from `hint` (the full sample's σ*, close), a Newton step with
-// `slope` (d smece/dσ at the hint; 0: unknown) and then secant steps in
-// log-log coordinates inside the bracket every evaluation gives. Returns σ*
-// and whether it lies above `limit` (else σ* < limit, reported as limit).
-// hint_value: smece(hint) when known already.
-std::pair<double, bool> replicate_fixpoint(const std::function<double(double)>& smece, double scale, double limit,
-                                           double hint, double slope,
-                                           double hint_value = std::numeric_limits<double>::quiet_NaN());
+// A replicate's σ* to about this relative precision (solve_fixpoint's
+// tolerance): far below the spread of the replicates (≳ 1e-2).
+inline constexpr double kReplicateTolerance = 1e-4;
 
 }  // namespace smoothece

@@ -1,6 +1,7 @@
 #include "smoothing/fixpoint.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
@@ -69,8 +70,13 @@ double ResidualLevels::integral(double sigma) {
     return integrate_abs(values_.data(), antiderivative_.data(), 0, read, read);
 }
 
-Fixpoint solve_fixpoint(const std::function<double(double)>& smece, double scale, double limit, double guess,
-                        double tol) {
+namespace {
+
+std::atomic<std::uint64_t> searches{0}, evaluations{0};
+
+Fixpoint search(const std::function<double(double)>& smece, double scale, double limit, double guess,
+                const FixpointOptions& options) {
+    const double tol = options.tol;
     Fixpoint res;
     auto settle = [&res](double s, bool resolved, double lower, double upper) {
         res.sigma = s;
@@ -85,32 +91,53 @@ Fixpoint solve_fixpoint(const std::function<double(double)>& smece, double scale
     // σ* ∈ [smece(x)/scale, x). (Below `limit` the evaluator cannot look.)
     double lo = limit, hi = 1.0 / scale;
     bool lo_seen = false;  // whether σ* ≥ lo is known (lo = limit is only where the evaluator stops)
+    // An end at an x evaluated is open (σ* ≠ x there); one at smece(x)/scale
+    // is closed, and a step may land on it: where smECEσ is flat (a residual
+    // of one sign at these σ) the power law's step is exactly that end.
+    bool lo_open = false, hi_open = false;
     double x = std::min(std::max(guess, lo), hi);
+    bool known = x == guess && !std::isnan(options.guess_value);  // smece(x) given
     double previous_x = 0.0, previous_e = 0.0, earlier_x = 0.0, earlier_e = 0.0;
     for (int iter = 0; iter < 100; ++iter) {
-        const double e = smece(x);
-        ++res.evaluations;
+        double e = options.guess_value;
+        if (!known) {
+            e = smece(x);
+            ++res.evaluations;
+        }
+        known = false;
         const double g = e - scale * x;
         if (g == 0.0) return settle(x, true, x, x);
         if (g > 0.0) {
-            lo = std::max(lo, x);
+            if (x >= lo) {
+                lo = x;
+                lo_open = true;
+            }
             lo_seen = true;
-            hi = std::min(hi, e / scale);
+            if (e / scale <= hi) {
+                hi = e / scale;
+                hi_open = false;
+            }
         } else {
             if (x <= limit) return settle(limit, false, std::max(0.0, e / scale), limit);
-            hi = std::min(hi, x);
+            if (x <= hi) {
+                hi = x;
+                hi_open = true;
+            }
             if (e / scale >= lo) {
                 lo = e / scale;
+                lo_open = false;
                 lo_seen = true;
             }
         }
         // Next: the fixpoint of the power law through the last two
         // evaluations, smECEσ ≈ e·(σ/x)^(−p) (noise makes it ~σ^(−1/2), a
-        // flat residual σ^0; first step p = ½), kept inside the bracket.
+        // flat residual σ^0), kept inside the bracket. The first step takes
+        // p = ½, or Newton's step with the slope given.
         double p = 0.5;
         const bool two_points = previous_e > 0.0 && e > 0.0 && previous_x != x;
         if (two_points) p = std::min(4.0, std::max(0.0, -std::log(e / previous_e) / std::log(x / previous_x)));
         double next = p == 0.0 ? e / scale : (e > 0.0 ? std::exp((std::log(e / scale) + p * std::log(x)) / (1.0 + p)) : 0.0);
+        if (!two_points && !std::isnan(options.slope)) next = x - g / (options.slope - scale);
         // The error of a model step, about the product of the errors of the
         // points it was fitted through (with the constant near 1 here: the
         // log-log residual is nearly linear), taken as the product of their
@@ -136,7 +163,7 @@ Fixpoint solve_fixpoint(const std::function<double(double)>& smece, double scale
             }
         }
         if (hi - lo <= tol * hi) return settle(std::min(std::max(next, lo), hi), true, lo, hi);
-        if (!(next > lo && next < hi)) {
+        if (!((next > lo || (next == lo && !lo_open)) && (next < hi || (next == hi && !hi_open)))) {
             next = lo_seen ? std::sqrt(lo) * std::sqrt(hi) : lo;  // bisect, or look at the limit
             estimate = kInf;
         }
@@ -151,6 +178,20 @@ Fixpoint solve_fixpoint(const std::function<double(double)>& smece, double scale
         x = next;
     }
     return settle(x, true, lo, hi);
+}
+
+}  // namespace
+
+Fixpoint solve_fixpoint(const std::function<double(double)>& smece, double scale, double limit, double guess,
+                        const FixpointOptions& options) {
+    const Fixpoint fix = search(smece, scale, limit, guess, options);
+    searches.fetch_add(1, std::memory_order_relaxed);
+    evaluations.fetch_add(static_cast<std::uint64_t>(fix.evaluations), std::memory_order_relaxed);
+    return fix;
+}
+
+std::pair<std::uint64_t, std::uint64_t> fixpoint_counts() {
+    return {searches.load(std::memory_order_relaxed), evaluations.load(std::memory_order_relaxed)};
 }
 
 }  // namespace smoothece
