@@ -42,6 +42,7 @@ SCRIPTS = {
     "discrete_speed": ("resampling on discrete forecasts: the logit metric against l1", ()),
     "interrupts": ("Ctrl-C: how long every long-running call takes to stop", ()),
     "logit_sketch": ("the sketches' default grids on calibrated data up to 1e8 rows: resolved, memory, time", ()),
+    "fixpoint": ("σ*'s search: evaluations per value and per replicate, resampling times", ()),
 }
 
 

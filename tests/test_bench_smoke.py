@@ -15,7 +15,7 @@ import pytest
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BENCH = os.path.join(REPO, "bench")
 SCRIPTS = ["population", "coverage", "size", "compare", "weight_kind", "groups", "speed", "catalogue", "peers",
-           "cli_bench", "fft_plans", "measures", "discrete_speed", "interrupts", "logit_sketch"]
+           "cli_bench", "fft_plans", "measures", "discrete_speed", "interrupts", "logit_sketch", "fixpoint"]
 HEADER_KEYS = ["command", "commit", "date", "machine", "loadavg_start", "loadavg_end"]
 MD_FIELDS = ["- Command: ", "- Commit: ", "- Date: ", "- Machine: ", "- Load average (1, 5, 15 min): "]
 
