@@ -68,7 +68,7 @@ struct FixpointOptions {
 // the first step a Newton step with options.slope when given), from the
 // third on inverse quadratic interpolation in the same log-log coordinates,
 // bisecting whenever a step would leave the bracket.
-// Typically 4–6 evaluations from a rough guess at 1e-14 (one where the
+// Typically 2–6 evaluations from a rough guess at 1e-14 (one where the
 // residual has one sign); 1–3 for a replicate at 1e-4 from its full
 // sample's σ* (bench/fixpoint.py).
 Fixpoint solve_fixpoint(const std::function<double(double)>& smece, double scale, double limit, double guess,
