@@ -114,6 +114,24 @@ def test_bad_batch_changes_nothing():
     assert s.to_bytes() == before
 
 
+@pytest.mark.parametrize("metric", ["l1", "logit"])
+def test_bad_batch_changes_nothing_on_the_grid(metric):
+    # A sketch on its grid takes small batches row by row onto its blocks: checked before any is added.
+    rng = np.random.default_rng(8)
+    f = rng.random(2000)
+    s = CalibrationSketch(256, metric).update(f, rng.random(2000) < f, rng.lognormal(size=2000))
+    assert not s.exact
+    before = s.to_bytes()
+    bad = {"f": (np.r_[0.5, np.nan, 0.2], [1, 0, 1], [1.0, 1.0, 1.0], r"^f\[1\] = nan"),
+           "y": (np.r_[0.5, 0.6, 0.2], [1, 0, 2], [1.0, 1.0, 1.0], r"^y\[2\] = 2"),
+           "weights": (np.r_[0.5, 0.6, 0.2], [1, 0, 1], [1.0, -2.0, 1.0], r"^weights\[1\] = -2")}
+    for name, (fb, yb, wb, message) in bad.items():
+        with pytest.raises(InputError, match=message) as caught:
+            s.update(fb, yb, wb)
+        assert caught.value.argument == name
+    assert s.to_bytes() == before
+
+
 def test_empty_sketch_and_bad_resolution():
     with pytest.raises(ValueError, match="empty"):
         CalibrationSketch().smece()
