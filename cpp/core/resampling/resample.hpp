@@ -84,9 +84,9 @@ double quantile_sorted(const std::vector<double>& sorted, double q);
 // interval [q₋, q₊], value ± max(q₊ − value, value − q₋); with `nonnegative`
 // (a SmoothECE, which noise inflates) symmetric on the squared scale and never
 // below 0: √max(0, value² − d), √(value² + d), d = max(q₊² − value², value² − q₋²).
-// It always holds `value`; {NaN, NaN} without a valid replicate. The rule of
-// python/smoothece/_util.py bootstrap_interval (where the reasons are), to
-// the bit: bootstrap_smece and the group answers report the same interval.
+// It always holds `value`; {NaN, NaN} without a valid replicate. The one
+// interval rule (python/smoothece/_util.py bootstrap_interval says why and
+// calls it): arrays, sketches and groups report the same interval.
 std::pair<double, double> bootstrap_interval(double value, std::vector<double> replicates, double level,
                                              bool nonnegative);
 
