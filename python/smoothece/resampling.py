@@ -86,7 +86,7 @@ _WEIGHTS_DOC = """
     :class:`~smoothece.WeightKindWarning` when the weights are whole numbers
     and some exceed 1: counts read as importance weights give a calibration
     test that almost never rejects and intervals too wide (on calibrated
-    rows collapsed into counts: size 0.0% at the 5% level and intervals 3.2
+    rows collapsed into counts: size 0.0% at the 5% level and intervals 2.2
     times as wide, against 2.7% and 1.0 as frequency weights;
     ``bench/weight_kind.py``). Passing either kind silences it; unit and
     {0, 1} weights mean the same under both.

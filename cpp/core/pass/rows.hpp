@@ -51,7 +51,7 @@ int weight_exponent_of(const Inputs& in);
 // What weights say about their meaning: whether every one is a whole number
 // and, while they are, whether one exceeds 1. Whole weights above 1 may count
 // rows (frequency weights), which resampled as importance weights give a
-// test of size near 0 and intervals √2 too wide; {0, 1} and unit weights mean
+// test of size near 0 and intervals twice too wide; {0, 1} and unit weights mean
 // the same either way. Adds across batches (and sketches) exactly.
 struct WeightTraits {
     bool whole = true;
