@@ -23,9 +23,14 @@ NEEDS = {"torch": ("torch", "torchmetrics"), "smoothece.torch": ("torch", "torch
 IMPORTED = re.compile(r"^\s*(?:from|import)\s+([\w.]+)", flags=re.M)
 
 # A fresh interpreter runs the snippet as its main script, then writes what each quoted expression gives
-# (argv: the snippet's file, the output file, the expressions).
-RUNNER = """
-import json, sys
+# (argv: the snippet's file, the output file, the expressions). Warnings are errors, as in pytest
+# (pyproject.toml's filters), less PySpark 4.3's notice on every Arrow call under pandas 3 (its own
+# notice; the numbers are unaffected).
+RUNNER = r"""
+import json, sys, warnings
+warnings.simplefilter("error")
+warnings.filterwarnings("ignore", r"'\w+' deprecated - use '\w+'", DeprecationWarning, r"matplotlib\..*")
+warnings.filterwarnings("ignore", "PySpark does not yet fully support pandas", FutureWarning)
 with open(sys.argv[1], encoding="utf-8") as fh:
     namespace = {"__name__": "__main__"}
     exec(compile(fh.read(), "README.md", "exec"), namespace)
