@@ -1,6 +1,8 @@
-"""The ``smoothece`` command line, run for real: ``python -m smoothece`` and the
-installed console script, in subprocesses, on files written to tmp_path (and
-on pipes, for standard input)."""
+"""The ``smoothece`` command line on files written to tmp_path: its ``main()`` in this
+process (what it prints, its exit status), and for what crosses the process
+boundary (the two entry points, pipes and redirections on standard input, the
+environment, resource limits) ``python -m smoothece`` and the installed console
+script in subprocesses."""
 
 import concurrent.futures
 import gzip
@@ -45,8 +47,34 @@ def _script():
     return [path]
 
 
-def run(*args, cmd=None, cwd=None, env=None, stdin=None, input=None, preexec_fn=None):
-    """One run; ``input`` (bytes) arrives through a pipe, ``stdin`` (an open file) as a redirection."""
+def run(*args, cwd=None):
+    """One run of the command line's ``main()`` in this process: its exit status and what it writes, as
+    a subprocess would give them (``spawn``). Standard output and error are UTF-8 streams that are not
+    terminals (as ``ENV``'s pipes), help is wrapped at the width a pipe gets, and SMOOTHECE_DEBUG is unset."""
+    out, err = (io.TextIOWrapper(io.BytesIO(), encoding="utf-8") for _ in range(2))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(sys, "stdout", out)
+        patch.setattr(sys, "stderr", err)
+        patch.delenv("SMOOTHECE_DEBUG", raising=False)
+        patch.setenv("COLUMNS", ENV.get("COLUMNS", "80"))  # shutil.get_terminal_size's answer on a pipe
+        if cwd is not None:
+            patch.chdir(cwd)
+        code = cli.main([str(a) for a in args])
+    texts = []
+    for stream in (out, err):
+        stream.flush()
+        texts.append(stream.buffer.getvalue().decode("utf-8"))
+    return subprocess.CompletedProcess(args, code, *texts)
+
+
+def run_many(*arg_lists, **kw):
+    """Several runs, one after the other; results in order."""
+    return [run(*args, **kw) for args in arg_lists]
+
+
+def spawn(*args, cmd=None, cwd=None, env=None, stdin=None, input=None, preexec_fn=None):
+    """One run in a subprocess; ``input`` (bytes) arrives through a pipe, ``stdin`` (an open file) as a
+    redirection."""
     proc = subprocess.run((cmd or MODULE) + [str(a) for a in args], capture_output=True, cwd=cwd, env=env or ENV,
                           timeout=TIMEOUT, stdin=stdin, input=input, preexec_fn=preexec_fn)
     proc.stdout = proc.stdout.decode("utf-8")
@@ -54,10 +82,10 @@ def run(*args, cmd=None, cwd=None, env=None, stdin=None, input=None, preexec_fn=
     return proc
 
 
-def run_many(*arg_lists, **kw):
-    """Several runs at once (subprocesses in parallel); results in order."""
+def spawn_many(*arg_lists, **kw):
+    """Several subprocesses at once; results in order."""
     with concurrent.futures.ThreadPoolExecutor(max_workers=6) as pool:
-        return list(pool.map(lambda args: run(*args, **kw), arg_lists))
+        return list(pool.map(lambda args: spawn(*args, **kw), arg_lists))
 
 
 def ok_json(proc):
@@ -163,11 +191,11 @@ def big_csv(tmp_path_factory):
 
 def test_help_through_both_entry_points():
     for cmd in (MODULE, _script()):
-        top = run("--help", cmd=cmd)
+        top = spawn("--help", cmd=cmd)
         assert top.returncode == 0, top.stderr
         for word in ("score", "plot", "demo", "exit status"):
             assert word in top.stdout
-    proc = run("score", "--help")
+    proc = spawn("score", "--help")
     assert proc.returncode == 0 and "--pred" in proc.stdout and proc.stdout.startswith("usage: smoothece score")
 
 
@@ -223,8 +251,8 @@ def test_score_solar_csv_matches_api(files):
 
 def test_score_human_readable_line_and_console_script(files):
     args = ("score", files["solar"], "--pred", "DAFFS", "--label", "rlz.C1", "--ci", "--seed", "3")
-    a = run(*args)
-    b = run(*args, cmd=_script())
+    a = spawn(*args)
+    b = spawn(*args, cmd=_script())
     assert a.returncode == 0 and b.returncode == 0, (a.stderr, b.stderr)
     assert a.stdout == b.stdout
     line = a.stdout.strip()
@@ -349,10 +377,10 @@ def test_score_reads_standard_input_from_a_pipe_and_a_redirection(files, big_csv
     solar = files["solar"].read_bytes()
     daffs = datasets.solar_flares()["DAFFS"]
     args = ("score", "-", "--pred", "DAFFS", "--label", "rlz.C1", "--json")
-    piped = ok_json(run(*args, input=solar))
-    zipped = ok_json(run(*args, input=gzip.compress(solar)))  # gzip is recognised by its magic bytes
+    piped = ok_json(spawn(*args, input=solar))
+    zipped = ok_json(spawn(*args, input=gzip.compress(solar)))  # gzip is recognised by its magic bytes
     with open(files["solar"], "rb") as fh:
-        redirected = ok_json(run(*args, stdin=fh))
+        redirected = ok_json(spawn(*args, stdin=fh))
     for out in (piped, zipped, redirected):
         assert out["file"] == "-" and out["n"] == 731
         assert abs(out["smece"] - smoothece.smece(daffs.f, daffs.y)) <= GRID_TOL
@@ -366,14 +394,14 @@ def test_score_reads_standard_input_from_a_pipe_and_a_redirection(files, big_csv
 
 
 def test_standard_input_formats_and_errors(files):
-    tsv = run("score", "-", "--pred", "p", "--label", "y", "--weight", "w", "--format", "tsv", "--json",
-              input=files["weights.tsv"].read_bytes())
+    tsv = spawn("score", "-", "--pred", "p", "--label", "y", "--weight", "w", "--format", "tsv", "--json",
+                input=files["weights.tsv"].read_bytes())
     assert ok_json(tsv)["total_weight"] == 3.5
-    assert_error(run("score", "-", "--pred", "p", "--label", "y", input=files["labels.csv"].read_bytes()), 1,
+    assert_error(spawn("score", "-", "--pred", "p", "--label", "y", input=files["labels.csv"].read_bytes()), 1,
                  "<stdin> line 3, column 'y': y = 2")
-    assert_error(run("score", "-", "--pred", "p", "--label", "y", "--format", "parquet", input=b""), 2,
+    assert_error(spawn("score", "-", "--pred", "p", "--label", "y", "--format", "parquet", input=b""), 2,
                  "Parquet cannot be read from standard input")
-    assert_error(run("score", "-", "--pred", "p", "--label", "y", input=b""), 1, "<stdin> is empty")
+    assert_error(spawn("score", "-", "--pred", "p", "--label", "y", input=b""), 1, "<stdin> is empty")
 
 
 # ---------------------------------------------------------------------------
@@ -425,14 +453,6 @@ def _error_cases(files):
     }
 
 
-@pytest.fixture(scope="module")
-def error_runs(files):
-    """Every error case at once, in parallel subprocesses (each test checks one)."""
-    cases = _error_cases(files)
-    procs = run_many(*(args for args, _, _ in cases.values()))
-    return {name: (proc, code, needles) for (name, (_, code, needles)), proc in zip(cases.items(), procs)}
-
-
 ERROR_CASES = ["missing file", "missing column", "missing option", "bad extension", "bad output extension",
                "removed engine", "non-numeric column", "out of range", "out of range across chunks", "missing value",
                "bad label", "not a label", "short row", "extra field", "duplicate column", "NUL byte",
@@ -444,9 +464,9 @@ def test_error_cases_are_all_listed(files):
 
 
 @pytest.mark.parametrize("case", ERROR_CASES)
-def test_error(error_runs, case):
-    proc, code, needles = error_runs[case]
-    assert_error(proc, code, *needles)
+def test_error(files, case):
+    args, code, needles = _error_cases(files)[case]
+    assert_error(run(*args), code, *needles)
 
 
 def test_line_breaks_inside_quotes_are_reported(tmp_path):
@@ -545,7 +565,7 @@ def test_without_pyarrow(files, solar_parquet, tmp_path):
     (blocker / "pyarrow" / "__init__.py").write_text("raise ImportError('pyarrow hidden by the test')\n")
     env = {**ENV, "PYTHONPATH": os.pathsep.join([str(blocker), ENV.get("PYTHONPATH", "")])}
     for path, cols in ((solar_parquet[0], ("DAFFS", "flare")), (files["solar"], ("DAFFS", "rlz.C1"))):
-        assert_error(run("score", path, "--pred", cols[0], "--label", cols[1], env=env), 1,
+        assert_error(spawn("score", path, "--pred", cols[0], "--label", cols[1], env=env), 1,
                      "reading files needs pyarrow", "pip install pyarrow")
 
 
@@ -682,8 +702,8 @@ def test_plot_writes_png_and_svg(files, tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert "smECE = 0.0674" in proc.stdout and str(png) in proc.stdout
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 10_000
-    proc = run("plot", files["solar"], "--pred", "DAFFS", "--label", "rlz.C1", "-o", svg, "--n-boot", "0",
-               "--metric", "logit", cmd=_script())
+    proc = spawn("plot", files["solar"], "--pred", "DAFFS", "--label", "rlz.C1", "-o", svg, "--n-boot", "0",
+                 "--metric", "logit", cmd=_script())
     assert proc.returncode == 0, proc.stderr
     assert "smECE[logit] = " in proc.stdout
     assert b"<svg" in svg.read_bytes()[:500]
@@ -702,8 +722,8 @@ def test_plot_out_of_memory_names_the_image_size(files, tmp_path):
     def limit_memory():  # 3 GB of address space: a 31,200 x 32,400 pixel canvas (4 GB) cannot be allocated
         resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30))
 
-    proc = run("plot", files["solar"], "--pred", "DAFFS", "--label", "rlz.C1", "-o", tmp_path / "x.png", "--dpi",
-               "6000", "--n-boot", "0", preexec_fn=limit_memory)
+    proc = spawn("plot", files["solar"], "--pred", "DAFFS", "--label", "rlz.C1", "-o", tmp_path / "x.png", "--dpi",
+                 "6000", "--n-boot", "0", preexec_fn=limit_memory)
     assert_error(proc, 1, "not enough memory to draw", "31,200 x 32,400 pixels (--dpi 6000)", "lower --dpi")
 
 
@@ -721,7 +741,7 @@ def test_a_failed_write_leaves_the_old_image(files, tmp_path):
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit then fails with EFBIG
         resource.setrlimit(resource.RLIMIT_FSIZE, (20_000, 20_000))
 
-    assert_error(run(*args, "--title", "another", preexec_fn=limit_file_size), 1, "cannot write", "keep.png",
+    assert_error(spawn(*args, "--title", "another", preexec_fn=limit_file_size), 1, "cannot write", "keep.png",
                  "File too large")
     assert keep.read_bytes() == before
     assert [p.name for p in tmp_path.iterdir()] == ["keep.png"]

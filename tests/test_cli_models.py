@@ -1,5 +1,6 @@
-"""``smoothece score|plot`` with several ``--pred`` columns, run for real (``python -m smoothece`` in
-subprocesses) on CSV and Parquet files written to tmp_path and on the bundled solar-flare data.
+"""``smoothece score|plot`` with several ``--pred`` columns (the command line's ``main()`` in this process;
+standard input through a pipe to ``python -m smoothece``) on CSV and Parquet files written to tmp_path and on
+the bundled solar-flare data.
 
 Every model's numbers are checked against the library on that column alone (``smece``, the sketch's
 bootstrap and test, ``smece_by_group``), computed here on the arrays; CSV and JSON outputs are parsed."""
@@ -19,8 +20,8 @@ from smoothece._util import format_p
 pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")
 
-# The CLI's runs as test_cli.py makes them (python -m smoothece in a subprocess, several at once).
-from test_cli import run, run_many  # noqa: E402  (tests/ is on sys.path: conftest.py)
+# The CLI's runs as test_cli.py makes them (main() in this process; a subprocess for standard input).
+from test_cli import run, run_many, spawn  # noqa: E402  (tests/ is on sys.path: conftest.py)
 
 # The CLI streams into a sketch on its fixed grid; smoothece.smece bins on a grid sized to the data:
 # both are within ~1e-8 of the exact value (test_accuracy.py), so that is how far apart they may be.
@@ -344,8 +345,8 @@ def test_sort_smece_puts_the_worst_model_first(solar):
 
 def test_standard_input_with_several_columns(solar):
     path, data = solar
-    out = ok_json(run("score", "-", "--pred", "DAFFS", "--pred", "AMOS", "--label", "rlz.C1", "--dropna", "--json",
-                      input=path.read_bytes()))
+    out = ok_json(spawn("score", "-", "--pred", "DAFFS", "--pred", "AMOS", "--label", "rlz.C1", "--dropna",
+                        "--json", input=path.read_bytes()))
     assert [r["file"] for r in out] == ["-", "-"] and [r["n"] for r in out] == [731, data["AMOS"].f.size]
 
 

@@ -1,5 +1,6 @@
-"""``smoothece score|plot --compare``, run for real (``python -m smoothece`` in subprocesses) on CSV files
-written to tmp_path and on the bundled solar-flare data.
+"""``smoothece score|plot --compare`` (the command line's ``main()`` in this process; ``python -m smoothece``
+in a subprocess for an ASCII-only standard output) on CSV files written to tmp_path and on the bundled
+solar-flare data.
 
 Every comparison is checked against :func:`smoothece.compare_models` with the same seed on columns read
 here with the csv module (NA as missing), on the rows where every compared model has a value."""
@@ -18,8 +19,8 @@ from smoothece import datasets
 
 pytest.importorskip("pyarrow")
 
-# The CLI's runs as test_cli.py makes them (python -m smoothece in a subprocess, several at once).
-from test_cli import ENV, assert_error, run, run_many  # noqa: E402  (tests/ is on sys.path: conftest.py)
+# The CLI's runs as test_cli.py makes them (main() in this process; a subprocess for another environment).
+from test_cli import ENV, assert_error, run, run_many, spawn  # noqa: E402  (tests/ is on sys.path: conftest.py)
 
 N_BOOT = 200
 PAIR_FIELDS = ("names", "smece_a", "smece_b", "difference", "low", "high", "p_value", "level", "n_boot", "seed")
@@ -216,8 +217,8 @@ def test_solar_flares_with_missing_forecasts(tmp_path):
 
 def test_ascii_output_spells_the_symbols(data):
     env = {**ENV, "PYTHONIOENCODING": "ascii"}
-    lines = ok(run("score", data["full"], "--pred", "a", "--pred", "b", "--label", "y", "--compare", "--n-boot",
-                   N_BOOT, "--seed", "7", env=env)).splitlines()
+    lines = ok(spawn("score", data["full"], "--pred", "a", "--pred", "b", "--label", "y", "--compare", "--n-boot",
+                     N_BOOT, "--seed", "7", env=env)).splitlines()
     assert lines[-1].startswith("a - b: delta smECE = ")
     printed_numbers(lines[-1])
 
