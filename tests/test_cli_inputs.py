@@ -1,7 +1,8 @@
 """The command line's input files: never written over (an image or standard output that is
 the input file), damaged Parquet pages refused where the file holds their checksums, and
 CSV rows longer than the reader's block of bytes read (a long field in a column not used).
-Run for real, in subprocesses; every score is checked against the library on the arrays."""
+The command line's main() in this process, and ``python -m smoothece`` in subprocesses where
+standard input or output is a file; every score is checked against the library on the arrays."""
 
 import json
 import os
@@ -16,11 +17,15 @@ import smoothece
 pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")
 
+# main() in this process, as test_cli.py runs it (tests/ is on sys.path: conftest.py).
+from test_cli import run  # noqa: E402
+
 ENV = {**os.environ, "SKBUILD_EDITABLE_VERBOSE": "0", "PYTHONIOENCODING": "utf-8"}
 ENV.pop("SMOOTHECE_DEBUG", None)
 
 
-def run(*args, stdin=None, stdout=subprocess.PIPE, cwd=None):
+def spawn(*args, stdin=None, stdout=subprocess.PIPE, cwd=None):
+    """``python -m smoothece`` with standard input and output as given (open files, or pipes)."""
     proc = subprocess.run([sys.executable, "-m", "smoothece", *map(str, args)], stdin=stdin, stdout=stdout,
                           stderr=subprocess.PIPE, env=ENV, timeout=300, cwd=cwd)
     proc.stderr = proc.stderr.decode("utf-8")
@@ -78,15 +83,15 @@ def test_standard_output_into_the_input_is_refused(tmp_path):
     before = data.read_bytes()
     for output in ("--csv", "--json", None):
         with open(data, "ab") as out:  # >> data.csv: what is read would grow by what is written
-            proc = run("score", data, "--pred", "p", "--label", "y", *([output] if output else []), stdout=out)
+            proc = spawn("score", data, "--pred", "p", "--label", "y", *([output] if output else []), stdout=out)
         one_error(proc, 2, f"standard output is the input file {data}")
         assert data.read_bytes() == before
     with open(data, "rb") as source, open(data, "ab") as out:  # < data.csv >> data.csv
-        proc = run("score", "-", "--pred", "p", "--label", "y", "--csv", stdin=source, stdout=out)
+        proc = spawn("score", "-", "--pred", "p", "--label", "y", "--csv", stdin=source, stdout=out)
     one_error(proc, 2, "standard output is the file on standard input")
     assert data.read_bytes() == before
     with open(tmp_path / "scores.csv", "wb") as out:
-        assert run("score", data, "--pred", "p", "--label", "y", "--csv", stdout=out).returncode == 0
+        assert spawn("score", data, "--pred", "p", "--label", "y", "--csv", stdout=out).returncode == 0
 
 
 def _damaged_parquet(path, checksums):
@@ -132,6 +137,6 @@ def test_a_csv_row_longer_than_the_reader_s_block_is_read(tmp_path):
     assert got["smece"] == pytest.approx(smoothece.smece(F[keep], Y[keep]), abs=1e-8)
     # from standard input the file cannot be read again: the error says what to do
     with open(data, "rb") as source:
-        proc = run("score", "-", "--pred", "p", "--label", "y", stdin=source)
+        proc = spawn("score", "-", "--pred", "p", "--label", "y", stdin=source)
     one_error(proc, 1, "<stdin>: a row at or after line", "is longer than 1,024 kB",
               "save the data to a file and pass its name")
