@@ -216,6 +216,18 @@ def test_imagenet_confidences(spark):
                - smoothece.smece(r.f, r.y, metric="logit")) <= ARRAY_TOL
 
 
+def test_the_readmes_spark_snippet_on_this_session(spark):
+    """The README's Spark snippet, as test_readme.py runs the others, and the value it quotes: its
+    getOrCreate() returns this file's session (a JVM of its own took longer than this file's tests)."""
+    from test_readme import SPARK_BLOCKS, assert_as_quoted, quoted, run_here
+
+    assert SPARK_BLOCKS
+    for block in SPARK_BLOCKS:
+        pairs = quoted(block)
+        assert pairs
+        assert_as_quoted(pairs, run_here(block))
+
+
 # -- errors ------------------------------------------------------------------------------------
 def test_bad_values_and_nulls_name_the_column_partition_and_row(spark):
     small, where = _with_nulls_and_bad_values(spark)
