@@ -205,17 +205,41 @@ def _roots(res, lo=0.0, hi=1.0):
     return np.unique(np.asarray(roots, dtype=np.float64))
 
 
+def _lone_atoms(x, a, sigma):
+    """int |r| over the span of clusters of one prediction each, all at once.
+
+    Such a cluster's r = a_i K(t, x_i) has the sign of a_i, so its integral
+    is |a_i| times that of K over the span: _Residual.integral's closed form
+    over the same image centres and window, with no root to find."""
+    L = _CUTOFF * sigma
+    lo, hi = np.maximum(0.0, x - L), np.minimum(1.0, x + L)
+    kmax = int(math.ceil((L + 1.0) / 2.0)) + 1
+    mass = np.zeros_like(x)
+    for k in range(-kmax, kmax + 1):
+        for c in (x + 2.0 * k, -x + 2.0 * k):
+            kept = (c >= -L) & (c <= 1.0 + L) & (c >= lo - L) & (c <= hi + L)
+            up = c < 0.5 * (lo + hi)
+            d = np.where(up, ndtr((c - lo) / sigma) - ndtr((c - hi) / sigma),
+                         ndtr((hi - c) / sigma) - ndtr((lo - c) / sigma))
+            mass += np.where(kept, d, 0.0)
+    return float(np.dot(np.abs(a), mass))
+
+
 def _smece_sigma_grouped(u, a, sigma):
     """Cluster by cluster: predictions more than 2*_CUTOFF*sigma apart do not
     interact (their terms are below exp(-112)/sigma where the others live), so
     each cluster's integral is taken over its own span plus _CUTOFF*sigma on
-    either side (clipped to [0, 1]); for large sigma there is one cluster."""
+    either side (clipped to [0, 1]); for large sigma there is one cluster.
+    Clusters of one prediction are integrated together (_lone_atoms)."""
     if u.size == 0:
         return 0.0
     gap = 2.0 * _CUTOFF * sigma
     cuts = np.flatnonzero(np.diff(u) > gap) + 1
-    total = 0.0
-    for cu, ca in zip(np.split(u, cuts), np.split(a, cuts)):
+    starts, ends = np.r_[0, cuts], np.r_[cuts, u.size]
+    lone = ends - starts == 1
+    total = _lone_atoms(u[starts[lone]], a[starts[lone]], sigma)
+    for s, e in zip(starts[~lone], ends[~lone]):
+        cu, ca = u[s:e], a[s:e]
         res = _Residual(cu, ca, sigma)
         lo, hi = max(0.0, cu[0] - _CUTOFF * sigma), min(1.0, cu[-1] + _CUTOFF * sigma)
         br = np.unique(np.clip(np.concatenate([[lo], _roots(res, lo, hi), [hi]]), lo, hi))
