@@ -1,7 +1,10 @@
 """Dask: a sketch per chunk, merged in a tree, equals the one-machine answer."""
 
+import os
 import subprocess
 import sys
+from concurrent.futures import ProcessPoolExecutor
+from functools import partial
 
 import numpy as np
 import pytest
@@ -32,6 +35,31 @@ GRID_TOL = 1e-8
 
 
 @pytest.fixture(scope="module")
+def process_pool():
+    """One pool of worker processes for every run on the "processes" scheduler, made as dask makes the one
+    it would start for each computation (spawned workers, its initializer, its hash seed)."""
+    import dask.multiprocessing as dm
+
+    with pytest.MonkeyPatch.context() as patch:
+        if os.environ.get("PYTHONHASHSEED") in (None, "0"):
+            patch.setenv("PYTHONHASHSEED", "6640")
+        pool = ProcessPoolExecutor(dm.CPU_COUNT, mp_context=dm.get_context(),
+                                   initializer=partial(dm.initialize_worker_process, user_initializer=None))
+        yield pool
+        pool.shutdown()
+
+
+@pytest.fixture(params=SCHEDULERS)
+def scheduler(request):
+    """Each scheduler; "processes" on the file's pool (dask.config's ``pool``)."""
+    if request.param != "processes":
+        yield request.param
+        return
+    with dask.config.set(pool=request.getfixturevalue("process_pool")):
+        yield request.param
+
+
+@pytest.fixture(scope="module")
 def data():
     rng = np.random.default_rng(0)
     f = rng.beta(2.0, 3.0, size=N)
@@ -58,7 +86,6 @@ def _same_diagram(a, b):
     assert a.n == b.n and a.total_weight == pytest.approx(b.total_weight, rel=1e-13)
 
 
-@pytest.mark.parametrize("scheduler", SCHEDULERS)
 def test_arrays_equal_one_machine(data, reference, scheduler):
     f, y, w = data
     F = da.from_array(f, chunks=N // 5)       # 5 chunks
@@ -67,11 +94,9 @@ def test_arrays_equal_one_machine(data, reference, scheduler):
     assert isinstance(sketch, CalibrationSketch) and sketch.n == N
     assert abs(sketch.smece() - reference["weighted"]) <= 1e-12
     _same_diagram(sketch.reliability_diagram(n_boot=0, seed=1), reference["diagram"])
-    if scheduler != "processes":  # (one process pool per test keeps the file fast)
-        assert abs(smece_dask(F, Y, scheduler=scheduler) - reference["plain"]) <= GRID_TOL
+    assert abs(smece_dask(F, Y, scheduler=scheduler) - reference["plain"]) <= GRID_TOL
 
 
-@pytest.mark.parametrize("scheduler", SCHEDULERS)
 def test_dataframe_equals_one_machine(data, reference, scheduler):
     f, y, w = data
     df = dd.from_pandas(pd.DataFrame({"score": f, "hit": y, "w": w, "other": np.arange(N)}), npartitions=4)
@@ -79,9 +104,8 @@ def test_dataframe_equals_one_machine(data, reference, scheduler):
     assert sketch.n == N
     assert abs(sketch.smece() - reference["weighted"]) <= 1e-12
     _same_diagram(sketch.reliability_diagram(n_boot=0, seed=1), reference["diagram"])
-    if scheduler != "processes":
-        assert abs(smece_dask_dataframe(df, pred="score", label="hit", scheduler=scheduler)
-                   - reference["plain"]) <= GRID_TOL
+    plain = smece_dask_dataframe(df, pred="score", label="hit", scheduler=scheduler)
+    assert abs(plain - reference["plain"]) <= GRID_TOL
 
 
 def test_default_scheduler_tree_shapes_and_resolution(data, reference):
@@ -158,22 +182,19 @@ def grouped_frame(data):
     return pd.DataFrame({"p": f, "y": y, "w": w, "region": region, "day": day, "tier": rng.integers(0, 3, N)})
 
 
-@pytest.mark.parametrize("scheduler", SCHEDULERS)
 def test_grouped_equals_smece_by_group_on_the_computed_dataframe(grouped_frame, scheduler):
     ddf = dd.from_pandas(grouped_frame, npartitions=7)
+    pdf = ddf.compute(scheduler="synchronous")
     for by, weight in (("region", "w"), ("day", None), ("tier", None)):
         sketch = sketch_from_dask_dataframe(ddf, "p", "y", weight, by=by, scheduler=scheduler, split_every=3)
         assert isinstance(sketch, GroupedSketch)
         got = sketch.smece_by_group(n_boot=0)
-        pdf = ddf.compute()
         ref = smoothece.smece_by_group(pdf["p"], pdf["y"], pdf[by], weights=None if weight is None else pdf[weight])
         np.testing.assert_array_equal(got.keys, ref.keys)
         np.testing.assert_array_equal(got.n, ref.n)
         # sketches keep predictions to 2^-40: a group's sigma* moves by ~1e-12, far inside 1e-9
         np.testing.assert_allclose(got.smece, ref.smece, rtol=0, atol=1e-9)
         assert got.ordered == ref.ordered == (by != "region")
-        if scheduler == "processes":
-            break  # (one process pool per test keeps the file fast)
 
 
 def test_grouped_keys_logit_empty_partitions_and_delayed(grouped_frame):
