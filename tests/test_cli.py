@@ -4,7 +4,6 @@ boundary (the two entry points, pipes and redirections on standard input, the
 environment, resource limits) ``python -m smoothece`` and the installed console
 script in subprocesses."""
 
-import concurrent.futures
 import gzip
 import io
 import json
@@ -81,12 +80,6 @@ def spawn(*args, cmd=None, cwd=None, env=None, stdin=None, input=None, preexec_f
     proc.stdout = proc.stdout.decode("utf-8")
     proc.stderr = proc.stderr.decode("utf-8")
     return proc
-
-
-def spawn_many(*arg_lists, **kw):
-    """Several subprocesses at once; results in order."""
-    with concurrent.futures.ThreadPoolExecutor(max_workers=6) as pool:
-        return list(pool.map(lambda args: spawn(*args, **kw), arg_lists))
 
 
 def ok_json(proc):
