@@ -308,18 +308,18 @@ TEST(atom_columns_are_the_transform) {
         for (std::size_t j = 0; j < masses.size(); ++j) masses[j] = s.w0[j] + s.w1[j];
         Spectrum(masses.data(), c.bin).evaluate(c.sigma, weight.data(), nullptr, c.read);
         Spectrum(s.w1.data(), c.bin).evaluate(c.sigma, label.data(), nullptr, c.read);
-        const AtomColumns columns(x, c.bin, c.sigma, c.read);
+        const std::int64_t mesh = std::min<std::int64_t>(512, c.read);
+        const AtomColumns columns(x, c.bin, c.sigma, c.read, mapping, mesh);
         const std::vector<double> by_columns = columns.sums(w.data()), label_columns = columns.sums(l.data());
         const double top = *std::max_element(weight.begin(), weight.end());
         double worst = 0.0;
         for (std::size_t j = 0; j < weight.size(); ++j)
             worst = std::max({worst, std::fabs(by_columns[j] - weight[j]), std::fabs(label_columns[j] - label[j])});
-        const std::int64_t mesh = std::min<std::int64_t>(512, c.read);
         const auto points = static_cast<std::size_t>(mesh_points(mapping, c.read, mesh));
         std::vector<double> mu_fft(points), mu_dense(points), mu_columns(points);
         mu_on_mesh(weight, label, mapping, mesh, mu_fft.data(), 1);
         mu_on_mesh(weight, label, mapping, mesh, mu_dense.data(), 1, 1e4 * top);  // NaN below 1e-8 of the peak
-        columns.mu(w.data(), l.data(), mapping, mesh, mu_columns.data(), 1);
+        columns.mu(w.data(), l.data(), mu_columns.data(), 1);
         double mu_worst = 0.0;
         std::size_t finite_fft = 0, finite_columns = 0, dense = 0;
         for (std::size_t m = 0; m < points; ++m) {
@@ -337,6 +337,49 @@ TEST(atom_columns_are_the_transform) {
         check(!(mu_worst > 1e-7) && dense > 0 && finite_columns + 2 >= finite_fft && finite_fft + 2 >= finite_columns,
               what + ": the same mu on the mesh (worst " + std::to_string(mu_worst) + " at " + std::to_string(dense) +
                   " points)");
+    }
+}
+
+// μ̂ of the columns sums the label only at the nodes the mesh reads: to the
+// bit what mu_on_mesh gives from the sums at every node (sums()), with the
+// weight's sums made per call or once (smoothed_weight), on both axes, with
+// atoms at the ends, a weightless atom and a grid coarser than the mesh.
+TEST(atom_columns_mu_reads_only_the_mesh) {
+    struct Case { Metric metric; std::int64_t bin, read, mesh; double sigma; };
+    for (const Case c : {Case{Metric::L1, 1024, 1024, 512, 0.02}, Case{Metric::L1, 256, 256, 512, 0.3},
+                         Case{Metric::L1, 8192, 512, 512, 0.004}, Case{Metric::Logit, 65536, 65536, 512, 3e-4},
+                         Case{Metric::Logit, 131072, 16384, 512, 2e-3}, Case{Metric::Logit, 4096, 4096, 100, 0.05}}) {
+        const Mapping mapping = c.metric == Metric::Logit ? Mapping::logit() : Mapping::l1();
+        std::vector<double> x{0.0, 3e-4, 0.2, 0.2 + 1e-3, 0.5, 0.73, 1.0 - 2e-4, 1.0};
+        if (c.metric == Metric::Logit)
+            x = {mapping.position(0.0), mapping.position(0.01), mapping.position(0.3), mapping.position(0.3001),
+                 mapping.position(0.5), mapping.position(0.9), mapping.position(1.0)};
+        std::mt19937_64 rng(23);
+        std::uniform_real_distribution<double> u(0.1, 1.0);
+        std::vector<double> w(x.size()), l(x.size());
+        for (std::size_t i = 0; i < x.size(); ++i) {
+            w[i] = u(rng);
+            l[i] = w[i] * u(rng);
+        }
+        w[2] = l[2] = 0.0;
+        l[4] = 0.0;
+        const AtomColumns columns(x, c.bin, c.sigma, c.read, mapping, c.mesh);
+        const std::vector<double> weight = columns.sums(w.data()), label = columns.sums(l.data());
+        const auto points = static_cast<std::size_t>(mesh_points(mapping, c.read, c.mesh));
+        std::vector<double> expected(points), per_call(points), once(points);
+        mu_on_mesh(weight, label, mapping, c.mesh, expected.data(), 1);
+        columns.mu(w.data(), l.data(), per_call.data(), 1);
+        columns.mu(columns.smoothed_weight(w.data()), l.data(), once.data(), 1);
+        bool same = true;
+        std::size_t finite = 0;
+        for (std::size_t m = 0; m < points; ++m) {
+            for (const double v : {per_call[m], once[m]})
+                same &= std::isnan(v) ? std::isnan(expected[m]) : v == expected[m];
+            finite += !std::isnan(expected[m]);
+        }
+        check(same && finite >= 50, std::string(metric_name(c.metric)) + " read " + std::to_string(c.read) +
+                                               " mesh " + std::to_string(c.mesh) + ": mu from the mesh's nodes is mu from all (" +
+                                               std::to_string(finite) + " of " + std::to_string(points) + " finite)");
     }
 }
 

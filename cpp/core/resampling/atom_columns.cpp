@@ -60,21 +60,6 @@ void column_range(double x, std::int64_t bin, double sigma, std::int64_t read, s
     last = static_cast<std::int64_t>(std::min(r, std::ceil((x + reach) * r)));
 }
 
-// Zeroes the scratch ranges a replicate summed into, also when it throws.
-struct Rezero {
-    std::vector<double>& w;
-    std::vector<double>& l;
-    const std::vector<std::int64_t>& first;
-    const std::vector<std::size_t>& offset;
-    ~Rezero() {
-        for (std::size_t i = 0; i + 1 < offset.size(); ++i) {
-            const auto begin = static_cast<std::size_t>(first[i]), count = offset[i + 1] - offset[i];
-            std::fill_n(w.begin() + static_cast<std::ptrdiff_t>(begin), count, 0.0);
-            std::fill_n(l.begin() + static_cast<std::ptrdiff_t>(begin), count, 0.0);
-        }
-    }
-};
-
 }  // namespace
 
 double AtomColumns::size(const std::vector<double>& x, std::int64_t bin, double sigma, std::int64_t read) {
@@ -87,13 +72,20 @@ double AtomColumns::size(const std::vector<double>& x, std::int64_t bin, double 
     return total;
 }
 
-AtomColumns::AtomColumns(const std::vector<double>& x, std::int64_t bin, double sigma, std::int64_t read)
-    : read_(read), first_(x.size()), offset_(x.size() + 1, 0) {
+AtomColumns::AtomColumns(const std::vector<double>& x, std::int64_t bin, double sigma, std::int64_t read,
+                         const Mapping& mapping, std::int64_t mesh_intervals)
+    : read_(read), mapping_(mapping), mesh_intervals_(mesh_intervals), first_(x.size()), offset_(x.size() + 1, 0),
+      needed_first_(x.size() + 1, 0), label_offset_(x.size() + 1, 0) {
     if (bin < 2 || read < 1 || !(sigma > 0.0)) throw std::logic_error("atom columns need a grid and sigma > 0");
     for (std::size_t i = 0; i < x.size(); ++i) {
         std::int64_t last;
         column_range(x[i], bin, sigma, read, first_[i], last);
         offset_[i + 1] = offset_[i] + static_cast<std::size_t>(last - first_[i] + 1);
+    }
+    for (std::size_t i = 0; i < x.size(); ++i) {
+        const std::int64_t begin = first_[i], end = begin + static_cast<std::int64_t>(offset_[i + 1] - offset_[i]);
+        if (!runs_.empty() && begin <= runs_.back().second) runs_.back().second = std::max(runs_.back().second, end);
+        else runs_.emplace_back(begin, end);
     }
     values_.resize(offset_.back());
     for (std::size_t i = 0; i < x.size(); ++i) {
@@ -110,6 +102,16 @@ AtomColumns::AtomColumns(const std::vector<double>& x, std::int64_t bin, double 
             column[k] = v;
         }
     }
+    // Each column's values at the nodes the mesh reads.
+    needed_ = mesh_nodes(mapping, read, mesh_intervals);
+    for (std::size_t i = 0; i < x.size(); ++i) {
+        const std::int64_t begin = first_[i], end = begin + static_cast<std::int64_t>(offset_[i + 1] - offset_[i]);
+        const auto q = static_cast<std::size_t>(std::lower_bound(needed_.begin(), needed_.end(), begin) - needed_.begin());
+        needed_first_[i] = q;
+        for (std::size_t k = q; k < needed_.size() && needed_[k] < end; ++k)
+            label_values_.push_back(values_[offset_[i] + static_cast<std::size_t>(needed_[k] - begin)]);
+        label_offset_[i + 1] = label_values_.size();
+    }
 }
 
 std::vector<double> AtomColumns::sums(const double* masses) const {
@@ -122,37 +124,79 @@ std::vector<double> AtomColumns::sums(const double* masses) const {
     return out;
 }
 
-void AtomColumns::mu(const double* weight, const double* label, const Mapping& mapping, std::int64_t mesh_intervals,
-                     double* out, std::int64_t stride) const {
+double AtomColumns::add_weight(const double* weight, std::vector<double>& w) const {
+    for (std::size_t i = 0; i < first_.size(); ++i) {
+        const double wi = weight[i];
+        if (wi == 0.0) continue;
+        const double* column = values_.data() + offset_[i];
+        double* wn = w.data() + first_[i];
+        const std::size_t count = offset_[i + 1] - offset_[i];
+        for (std::size_t k = 0; k < count; ++k) wn[k] += wi * column[k];
+    }
+    double most = 0.0;
+    for (const auto& [begin, end] : runs_)
+        for (std::int64_t k = begin; k < end; ++k) most = std::max(most, w[static_cast<std::size_t>(k)]);
+    return most;
+}
+
+AtomColumns::Weight AtomColumns::smoothed_weight(const double* weight) const {
+    Weight out;
+    out.sums.assign(static_cast<std::size_t>(read_ + 1), 0.0);
+    out.most = add_weight(weight, out.sums);
+    return out;
+}
+
+void AtomColumns::mu_from(const std::vector<double>& w, double most, const double* label, std::vector<double>& l,
+                          double* out, std::int64_t stride) const {
+    // The label's sums at the needed nodes, atom by atom as at every node
+    // (the same additions in the same order), then where mu_on_mesh reads
+    // them; zeroed again after, also when it throws.
+    thread_local std::vector<double> at_needed;
+    at_needed.assign(needed_.size(), 0.0);
+    for (std::size_t i = 0; i < first_.size(); ++i) {
+        const double li = label[i];
+        if (li == 0.0) continue;
+        const double* values = label_values_.data() + label_offset_[i];
+        double* sums = at_needed.data() + needed_first_[i];
+        const std::size_t count = label_offset_[i + 1] - label_offset_[i];
+        for (std::size_t k = 0; k < count; ++k) sums[k] += li * values[k];
+    }
+    struct Rezero {
+        std::vector<double>& l;
+        const std::vector<std::int64_t>& at;
+        ~Rezero() {
+            for (const std::int64_t j : at) l[static_cast<std::size_t>(j)] = 0.0;
+        }
+    } rezero{l, needed_};
+    for (std::size_t q = 0; q < needed_.size(); ++q) l[static_cast<std::size_t>(needed_[q])] = at_needed[q];
+    mu_on_mesh(w, l, mapping_, mesh_intervals_, out, stride, most);
+}
+
+void AtomColumns::mu(const double* weight, const double* label, double* out, std::int64_t stride) const {
     // Sums at every read node, zero but where a column reaches (kept zero
-    // between replicates: each one zeroes what it wrote).
+    // between replicates: each one zeroes what it wrote, also when it throws).
     thread_local std::vector<double> w, l;
     const auto nodes = static_cast<std::size_t>(read_ + 1);
     if (w.size() != nodes) {
         w.assign(nodes, 0.0);
         l.assign(nodes, 0.0);
     }
-    const Rezero rezero{w, l, first_, offset_};
-    double most = 0.0;
-    const std::size_t atoms = first_.size();
-    for (std::size_t i = 0; i < atoms; ++i) {
-        const double wi = weight[i], li = label[i];
-        if (wi == 0.0 && li == 0.0) continue;
-        const double* column = values_.data() + offset_[i];
-        double* wn = w.data() + first_[i];
-        double* ln = l.data() + first_[i];
-        const std::size_t count = offset_[i + 1] - offset_[i];
-        for (std::size_t k = 0; k < count; ++k) {
-            wn[k] += wi * column[k];
-            ln[k] += li * column[k];
+    struct Rezero {
+        std::vector<double>& w;
+        const std::vector<std::pair<std::int64_t, std::int64_t>>& runs;
+        ~Rezero() {
+            for (const auto& [begin, end] : runs) std::fill(w.begin() + begin, w.begin() + end, 0.0);
         }
-    }
-    for (std::size_t i = 0; i < atoms; ++i) {
-        const double* wn = w.data() + first_[i];
-        const std::size_t count = offset_[i + 1] - offset_[i];
-        for (std::size_t k = 0; k < count; ++k) most = std::max(most, wn[k]);
-    }
-    mu_on_mesh(w, l, mapping, mesh_intervals, out, stride, most);
+    } rezero{w, runs_};
+    const double most = add_weight(weight, w);
+    mu_from(w, most, label, l, out, stride);
+}
+
+void AtomColumns::mu(const Weight& weight, const double* label, double* out, std::int64_t stride) const {
+    thread_local std::vector<double> l;
+    const auto nodes = static_cast<std::size_t>(read_ + 1);
+    if (l.size() != nodes) l.assign(nodes, 0.0);
+    mu_from(weight.sums, weight.most, label, l, out, stride);
 }
 
 }  // namespace smoothece

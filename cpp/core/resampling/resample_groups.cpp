@@ -36,7 +36,10 @@ ResampleGroups::ResampleGroups(const ResampleCells& c, double hint, ResampleKind
             weight_f[y][g] += c.weight_f[slot];
         }
     }
-    for (std::size_t g = 0; g < static_cast<std::size_t>(count); ++g) total_weight += weight[0][g] + weight[1][g];
+    for (std::size_t g = 0; g < static_cast<std::size_t>(count); ++g) {
+        total_weight += weight[0][g] + weight[1][g];
+        if (weight[0][g] > 0.0 || weight[1][g] > 0.0) weighted.push_back(static_cast<std::int64_t>(g));
+    }
     if (kind == ResampleKind::Bootstrap) {
         for (int y = 0; y < 2; ++y) {
             bootstrap[y].reserve(static_cast<std::size_t>(count));
@@ -127,6 +130,50 @@ void draw_groups(const ResampleGroups& groups, ResampleKind kind, RandomStream& 
     }
     for (std::size_t g = 0; g < n; ++g)
         if (tabulated[g]) s1[g] = draws[g].from_word(word[g]);
+}
+
+void draw_weighted_groups(const ResampleGroups& groups, ResampleKind kind, RandomStream& rng, ReplicateDraw& d) {
+    // draw_groups' loops over the weighted groups alone: the groups left out
+    // draw nothing from the stream (BootstrapDraw and ConsistencyDraw of no
+    // weight), and add exactly +0 to the bootstrap's total.
+    const auto n = static_cast<std::size_t>(groups.count);
+    d.s1.resize(n);
+    double* s1 = d.s1.data();
+    const std::int64_t* weighted = groups.weighted.data();
+    const std::size_t m = groups.weighted.size();
+    if (kind == ResampleKind::Bootstrap) {
+        d.s0.resize(n);
+        double* s0 = d.s0.data();
+        const double *w0 = groups.weight[0].data(), *w1 = groups.weight[1].data();
+        double total = 0.0;
+        for (std::size_t i = 0; i < m; ++i) {
+            const auto g = static_cast<std::size_t>(weighted[i]);
+            s0[g] = groups.bootstrap[0][g](rng);
+            s1[g] = groups.bootstrap[1][g](rng);
+            total += s0[g] * w0[g] + s1[g] * w1[g];
+        }
+        d.total_weight = total;
+        return;
+    }
+    d.total_weight = groups.total_weight;
+    thread_local std::vector<std::uint64_t> table_words;
+    table_words.resize(m);
+    std::uint64_t* word = table_words.data();
+    const ConsistencyDraw* draws = groups.consistency.data();
+    const std::uint8_t* tabulated = groups.tabulated.data();
+    for (std::size_t i = 0; i < m; ++i) {
+        const auto g = static_cast<std::size_t>(weighted[i]);
+        if (tabulated[g]) {
+            word[i] = rng.next_u64();
+            draws[g].table().prefetch(word[i]);
+        } else {
+            s1[g] = draws[g](rng);
+        }
+    }
+    for (std::size_t i = 0; i < m; ++i) {
+        const auto g = static_cast<std::size_t>(weighted[i]);
+        if (tabulated[g]) s1[g] = draws[g].from_word(word[i]);
+    }
 }
 
 }  // namespace smoothece

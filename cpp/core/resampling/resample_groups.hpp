@@ -22,6 +22,9 @@ struct ResampleGroups {
     std::vector<ConsistencyDraw> consistency;  // for consistency replicates: each group's draw
     std::vector<std::uint8_t> tabulated;       // … and whether it is a table lookup
     double total_weight = 0.0;                 // Σw of all groups, summed in group order
+    // The groups with weight, in order: the only ones that draw from a
+    // replicate's stream (a weightless group's factor is 1 without a draw).
+    std::vector<std::int64_t> weighted;
 
     // draws: how many replicates will draw from the groups.
     ResampleGroups(const ResampleCells& c, double hint, ResampleKind kind, WeightKind weights, int weight_exp,
@@ -51,5 +54,11 @@ struct ReplicateDraw {
 // table words are thread_local, whose addresses the loops would otherwise
 // fetch (__tls_get_addr) and whose sums they would store, at every group.
 void draw_groups(const ResampleGroups& groups, ResampleKind kind, RandomStream& rng, ReplicateDraw& d);
+// The same draws, and the same total weight to the bit, but only the factors
+// of the weighted groups are written (the others' are left as they were):
+// for replicates that read no other group (the atoms behind a summary, whose
+// rows are all its weight), at a cost of the weighted groups alone where a
+// fine grid has thousands of groups and few atoms.
+void draw_weighted_groups(const ResampleGroups& groups, ResampleKind kind, RandomStream& rng, ReplicateDraw& d);
 
 }  // namespace smoothece

@@ -43,12 +43,19 @@ double integrate_abs_trapezoid(const std::vector<double>& v) {
     return sum / static_cast<double>(intervals);
 }
 
+// The node left of grid position x ∈ [0, 1] on a grid of g intervals: the
+// interpolation of at_position is between it and the next.
+std::size_t node_left_of(double x, std::size_t g, double& lam) {
+    const double u = std::min(std::max(x, 0.0), 1.0) * static_cast<double>(g);
+    const auto j = std::min(static_cast<std::size_t>(u), g - 1);
+    lam = u - static_cast<double>(j);
+    return j;
+}
+
 // Linear interpolation of node values v (nodes j/G) at grid position x ∈ [0, 1].
 double at_position(const std::vector<double>& v, double x) {
-    const auto g = static_cast<double>(v.size() - 1);
-    const double u = std::min(std::max(x, 0.0), 1.0) * g;
-    const auto j = std::min(static_cast<std::size_t>(u), v.size() - 2);
-    const double lam = u - static_cast<double>(j);
+    double lam;
+    const std::size_t j = node_left_of(x, v.size() - 1, lam);
     return (1.0 - lam) * v[j] + lam * v[j + 1];
 }
 
@@ -160,6 +167,25 @@ DiagramCurves curves_at(const Summary& full, double sigma, std::int64_t mesh_int
         out.mu.push_back(mu);
     });
     return out;
+}
+
+std::vector<std::int64_t> mesh_nodes(const Mapping& mapping, std::int64_t grid_intervals, std::int64_t mesh_intervals) {
+    std::vector<std::int64_t> nodes;
+    if (!mapping.is_logit()) {
+        const std::int64_t step = grid_intervals / std::min(mesh_intervals, grid_intervals);
+        for (std::int64_t j = 0; j <= grid_intervals; j += step) nodes.push_back(j);
+        return nodes;
+    }
+    // read_off reads every position of the mesh (the ends' own among them).
+    for (const double x : logit_mesh_positions(mapping, mesh_intervals)) {
+        double lam;
+        const auto j = static_cast<std::int64_t>(node_left_of(x, static_cast<std::size_t>(grid_intervals), lam));
+        nodes.push_back(j);
+        nodes.push_back(j + 1);
+    }
+    std::sort(nodes.begin(), nodes.end());
+    nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
+    return nodes;
 }
 
 std::int64_t mesh_points(const Mapping& mapping, std::int64_t grid_intervals, std::int64_t mesh_intervals) {

@@ -30,6 +30,10 @@ DiagramCurves curves_at(const Summary& full, double sigma, std::int64_t mesh_int
 
 // The mesh of curves read off a grid of `grid_intervals`: its number of points.
 std::int64_t mesh_points(const Mapping& mapping, std::int64_t grid_intervals, std::int64_t mesh_intervals);
+// The nodes of a grid of `grid_intervals` that μ̂ on the mesh (mu_on_mesh)
+// reads, increasing: every step-th (l1), or the two around each point's
+// position (logit); only their sums matter.
+std::vector<std::int64_t> mesh_nodes(const Mapping& mapping, std::int64_t grid_intervals, std::int64_t mesh_intervals);
 // μ̂ on that mesh from the smoothed weight and label sums at the grid's
 // nodes, point m into out[m·stride] (a replicate's column of the band's table).
 void mu_on_mesh(const std::vector<double>& weight, const std::vector<double>& label, const Mapping& mapping,

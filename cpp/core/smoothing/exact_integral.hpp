@@ -21,6 +21,21 @@ namespace smoothece {
 double exact_abs_integral(const std::vector<double>& x, const std::vector<double>& residual, double sigma,
                           double nodes_per_sigma = 16.0);
 
+// The same integral with r̂σ summed directly, atom by atom, at the nodes of
+// a grid of nodes_per_sigma nodes per σ across each cluster (positions more
+// than 12σ apart do not interact: each Gaussian is cut at 6σ, which leaves
+// out 2e-9 of its mass), its antiderivative by the trapezoid rule with the
+// derivatives' end correction (exact for cubics), and ∫|r| on the cubic
+// Hermite interpolant as integrate_abs takes it. No binning: the error is
+// that of the quadrature, O(nodes_per_sigma^-4) (at 6: two atoms of
+// opposite residual within 9e-6 of their closed form, local grids of 8
+// nodes per σ within 1.4e-5), at a cost of 12·nodes_per_sigma kernel values
+// an atom, and no transform: for atoms a fraction of σ or more apart (the
+// replicates of discrete forecasts on the logit axis) a tenth of the local
+// grids' time or less. Needs 6σ < 1/4 (no image beyond the first reflection).
+double direct_abs_integral(const std::vector<double>& x, const std::vector<double>& residual, double sigma,
+                           double nodes_per_sigma);
+
 // Σ over positions of |residual|: the limit of the integral as σ → 0, and an
 // upper bound of it for every σ.
 double abs_residual_sum(const std::vector<double>& residual);
