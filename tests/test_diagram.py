@@ -225,6 +225,22 @@ def test_consistency_band_brackets_the_diagonal():
     assert inside.mean() > 0.95
 
 
+@pytest.mark.parametrize("metric", ["l1", "logit"])
+@pytest.mark.parametrize("n, rate", [(30, 0.05), (2000, None)])
+def test_calibration_test_mesh_is_the_diagrams(metric, n, rate):
+    # The test's band lies on the mesh of the diagram's curves at the statistic: 513 points, fewer for l1
+    # where a coarse grid resolves a large σ* (30 rows at a rate of 0.05 against uniform forecasts).
+    rng = np.random.default_rng(n)
+    f = rng.random(n)
+    y = rng.random(n) < (f if rate is None else rate)
+    t = smoothece.calibration_test(f, y, metric=metric, n_sim=20, seed=1)
+    d = smoothece.reliability_diagram(f, y, metric=metric, n_boot=0, consistency=True, n_sim=20, seed=1)
+    assert (t.mesh.size < 513) == (metric == "l1" and n == 30)
+    np.testing.assert_array_equal(t.mesh, d.mesh)
+    np.testing.assert_array_equal(t.band_lower, d.consistency_lower)
+    np.testing.assert_array_equal(t.band_upper, d.consistency_upper)
+
+
 @pytest.mark.parametrize("sigma", [None, 0.05])
 def test_bootstrap_band_matches_a_bootstrap_of_the_rows(sigma):
     # 4e5 calibrated rows: at sigma* the replicates' curves are sums of each

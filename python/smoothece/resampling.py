@@ -278,7 +278,14 @@ def make_test(analysis, *, n_sim, seed, level, weight_kind, threads, counts=None
     refuse_bound(analysis, t, "A calibration test")
     answer = analysis.test(n_sim, seed, level, kind, t, MESH_INTERVALS, 0.0)
     stat, null = answer["statistic"], answer["null"]
-    mesh = analysis.curves(-1.0, MESH_INTERVALS, t)["mesh"]  # the band's mesh
+    band = answer["band_lower"]
+    # The band's mesh: the points t_k = k/m at which the diagram's curves at
+    # the statistic are read (m = MESH_INTERVALS, fewer for l1 where a coarse
+    # grid resolves σ*), k/m correctly rounded as the core divides. Known from
+    # the band's size, without drawing the curves (on the logit grid, as long
+    # as the rest of the test).
+    mesh = np.arange(band.size) / (band.size - 1) if band is not None and band.size > 1 else \
+        analysis.curves(-1.0, MESH_INTERVALS, t)["mesh"]
     qs = (0.5, 0.9, 0.95, 0.99)
     return CalibrationTest(
         statistic=float(stat), p_value=float(answer["p_value"]),
