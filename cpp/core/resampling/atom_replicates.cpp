@@ -1,7 +1,9 @@
 // Replicates of exact atoms (few distinct predictions), every σ evaluated
-// exactly: each atom drawing as a resampling group of its own, or the atoms
-// drawing as the resampling groups of their summary draw (the same draws as
-// the summary's own replicates, each then solved exactly).
+// from the atoms themselves: each atom drawing as a resampling group of its
+// own (solved exactly), or the atoms drawing as the resampling groups of
+// their summary draw (the same draws as the summary's own replicates, each
+// then solved to a replicate's precision by direct sums or local grids:
+// no binning into cells).
 #include <algorithm>
 #include <cmath>
 #include <cstdint>

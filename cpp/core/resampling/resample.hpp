@@ -110,8 +110,9 @@ Replicates resample(const Summary& full, const ResampleRequest& request);
 Replicates resample(const Atoms& atoms, const ResampleRequest& request, std::int64_t band_intervals);
 // Replicates of a full summary from the atoms behind it: drawn as the
 // summary's replicates draw (its resampling groups, the same streams), each
-// replicate's σ* then solved exactly from its atoms and its curves read off
-// as the summary's would be: the numbers of resample(full, request) without
+// replicate's σ* then solved from its atoms (to 1e-4, replicate_solve.hpp;
+// each smECEσ within 1.4e-5 of the exact one) and its curves read off as
+// the summary's would be: the numbers of resample(full, request) without
 // the grid's binning, for few atoms (resample_from_atoms).
 Replicates resample(const Atoms& atoms, const Summary& full, const ResampleRequest& request);
 // Whether a summary's replicates come from its atoms (that route): where
