@@ -108,9 +108,13 @@ AtomColumns::AtomColumns(const std::vector<double>& x, std::int64_t bin, double 
         const std::int64_t begin = first_[i], end = begin + static_cast<std::int64_t>(offset_[i + 1] - offset_[i]);
         const auto q = static_cast<std::size_t>(std::lower_bound(needed_.begin(), needed_.end(), begin) - needed_.begin());
         needed_first_[i] = q;
-        for (std::size_t k = q; k < needed_.size() && needed_[k] < end; ++k)
+        std::size_t k = q;
+        for (; k < needed_.size() && needed_[k] < end; ++k)
             label_values_.push_back(values_[offset_[i] + static_cast<std::size_t>(needed_[k] - begin)]);
         label_offset_[i + 1] = label_values_.size();
+        if (k == q) continue;
+        if (!needed_runs_.empty() && q <= needed_runs_.back().second) needed_runs_.back().second = std::max(needed_runs_.back().second, k);
+        else needed_runs_.emplace_back(q, k);
     }
 }
 
@@ -150,9 +154,10 @@ void AtomColumns::mu_from(const std::vector<double>& w, double most, const doubl
                           double* out, std::int64_t stride) const {
     // The label's sums at the needed nodes, atom by atom as at every node
     // (the same additions in the same order), then where mu_on_mesh reads
-    // them; zeroed again after, also when it throws.
+    // them; both zeroed again after, also when it throws (at_needed is zero
+    // between calls, whichever columns used it last).
     thread_local std::vector<double> at_needed;
-    at_needed.assign(needed_.size(), 0.0);
+    if (at_needed.size() < needed_.size()) at_needed.resize(needed_.size(), 0.0);
     for (std::size_t i = 0; i < first_.size(); ++i) {
         const double li = label[i];
         if (li == 0.0) continue;
@@ -163,12 +168,18 @@ void AtomColumns::mu_from(const std::vector<double>& w, double most, const doubl
     }
     struct Rezero {
         std::vector<double>& l;
-        const std::vector<std::int64_t>& at;
+        std::vector<double>& at_needed;
+        const AtomColumns& columns;
         ~Rezero() {
-            for (const std::int64_t j : at) l[static_cast<std::size_t>(j)] = 0.0;
+            for (const auto& [begin, end] : columns.needed_runs_) {
+                for (std::size_t q = begin; q < end; ++q) l[static_cast<std::size_t>(columns.needed_[q])] = 0.0;
+                std::fill(at_needed.begin() + static_cast<std::ptrdiff_t>(begin),
+                          at_needed.begin() + static_cast<std::ptrdiff_t>(end), 0.0);
+            }
         }
-    } rezero{l, needed_};
-    for (std::size_t q = 0; q < needed_.size(); ++q) l[static_cast<std::size_t>(needed_[q])] = at_needed[q];
+    } rezero{l, at_needed, *this};
+    for (const auto& [begin, end] : needed_runs_)
+        for (std::size_t q = begin; q < end; ++q) l[static_cast<std::size_t>(needed_[q])] = at_needed[q];
     mu_on_mesh(w, l, mapping_, mesh_intervals_, out, stride, most);
 }
 

@@ -78,6 +78,9 @@ private:
     std::vector<std::int64_t> needed_;
     std::vector<std::size_t> needed_first_, label_offset_;
     std::vector<double> label_values_;
+    // The runs [begin, end) of needed_ that some column reaches (the label's
+    // sums are zero elsewhere: a base rate's one column reaches a few).
+    std::vector<std::pair<std::size_t, std::size_t>> needed_runs_;
 };
 
 }  // namespace smoothece
