@@ -92,7 +92,12 @@ std::vector<std::int32_t> ResampleGroups::of_nodes(std::int64_t g) const {
     return out;
 }
 
-void draw_groups(const ResampleGroups& groups, ResampleKind kind, RandomStream& rng, ReplicateDraw& d) {
+namespace {
+
+// The draws of groups group_of(0 … count − 1), in that order, from `rng`.
+template <class GroupOf>
+void draw_these(const ResampleGroups& groups, ResampleKind kind, RandomStream& rng, ReplicateDraw& d,
+                std::size_t count, GroupOf group_of) {
     const auto n = static_cast<std::size_t>(groups.count);
     d.s1.resize(n);
     double* s1 = d.s1.data();
@@ -101,7 +106,8 @@ void draw_groups(const ResampleGroups& groups, ResampleKind kind, RandomStream& 
         double* s0 = d.s0.data();
         const double *w0 = groups.weight[0].data(), *w1 = groups.weight[1].data();
         double total = 0.0;
-        for (std::size_t g = 0; g < n; ++g) {
+        for (std::size_t i = 0; i < count; ++i) {
+            const std::size_t g = group_of(i);
             s0[g] = groups.bootstrap[0][g](rng);
             s1[g] = groups.bootstrap[1][g](rng);
             total += s0[g] * w0[g] + s1[g] * w1[g];
@@ -116,53 +122,12 @@ void draw_groups(const ResampleGroups& groups, ResampleKind kind, RandomStream& 
     // every group's weight: its total is the groups'.)
     d.total_weight = groups.total_weight;
     thread_local std::vector<std::uint64_t> table_words;
-    table_words.resize(n);
+    table_words.resize(count);
     std::uint64_t* word = table_words.data();
     const ConsistencyDraw* draws = groups.consistency.data();
     const std::uint8_t* tabulated = groups.tabulated.data();
-    for (std::size_t g = 0; g < n; ++g) {
-        if (tabulated[g]) {
-            word[g] = rng.next_u64();
-            draws[g].table().prefetch(word[g]);
-        } else {
-            s1[g] = draws[g](rng);
-        }
-    }
-    for (std::size_t g = 0; g < n; ++g)
-        if (tabulated[g]) s1[g] = draws[g].from_word(word[g]);
-}
-
-void draw_weighted_groups(const ResampleGroups& groups, ResampleKind kind, RandomStream& rng, ReplicateDraw& d) {
-    // draw_groups' loops over the weighted groups alone: the groups left out
-    // draw nothing from the stream (BootstrapDraw and ConsistencyDraw of no
-    // weight), and add exactly +0 to the bootstrap's total.
-    const auto n = static_cast<std::size_t>(groups.count);
-    d.s1.resize(n);
-    double* s1 = d.s1.data();
-    const std::int64_t* weighted = groups.weighted.data();
-    const std::size_t m = groups.weighted.size();
-    if (kind == ResampleKind::Bootstrap) {
-        d.s0.resize(n);
-        double* s0 = d.s0.data();
-        const double *w0 = groups.weight[0].data(), *w1 = groups.weight[1].data();
-        double total = 0.0;
-        for (std::size_t i = 0; i < m; ++i) {
-            const auto g = static_cast<std::size_t>(weighted[i]);
-            s0[g] = groups.bootstrap[0][g](rng);
-            s1[g] = groups.bootstrap[1][g](rng);
-            total += s0[g] * w0[g] + s1[g] * w1[g];
-        }
-        d.total_weight = total;
-        return;
-    }
-    d.total_weight = groups.total_weight;
-    thread_local std::vector<std::uint64_t> table_words;
-    table_words.resize(m);
-    std::uint64_t* word = table_words.data();
-    const ConsistencyDraw* draws = groups.consistency.data();
-    const std::uint8_t* tabulated = groups.tabulated.data();
-    for (std::size_t i = 0; i < m; ++i) {
-        const auto g = static_cast<std::size_t>(weighted[i]);
+    for (std::size_t i = 0; i < count; ++i) {
+        const std::size_t g = group_of(i);
         if (tabulated[g]) {
             word[i] = rng.next_u64();
             draws[g].table().prefetch(word[i]);
@@ -170,10 +135,25 @@ void draw_weighted_groups(const ResampleGroups& groups, ResampleKind kind, Rando
             s1[g] = draws[g](rng);
         }
     }
-    for (std::size_t i = 0; i < m; ++i) {
-        const auto g = static_cast<std::size_t>(weighted[i]);
+    for (std::size_t i = 0; i < count; ++i) {
+        const std::size_t g = group_of(i);
         if (tabulated[g]) s1[g] = draws[g].from_word(word[i]);
     }
+}
+
+}  // namespace
+
+void draw_groups(const ResampleGroups& groups, ResampleKind kind, RandomStream& rng, ReplicateDraw& d) {
+    draw_these(groups, kind, rng, d, static_cast<std::size_t>(groups.count), [](std::size_t g) { return g; });
+}
+
+void draw_weighted_groups(const ResampleGroups& groups, ResampleKind kind, RandomStream& rng, ReplicateDraw& d) {
+    // The groups left out draw nothing from the stream (BootstrapDraw and
+    // ConsistencyDraw of no weight) and add exactly +0 to the bootstrap's
+    // total: the same stream and sums as draw_groups.
+    const std::int64_t* weighted = groups.weighted.data();
+    draw_these(groups, kind, rng, d, groups.weighted.size(),
+               [weighted](std::size_t i) { return static_cast<std::size_t>(weighted[i]); });
 }
 
 }  // namespace smoothece
