@@ -269,6 +269,19 @@ double grid_evaluation_cost(double sigma) {
     return nodes * std::log2(2.0 * nodes + 2.0);
 }
 
+// Calls cluster(i, j, span) for each run x[i … j) of two atoms or more whose
+// neighbours lie within 2·reach, span its extent ± reach inside [0, 1].
+template <class Cluster>
+void for_each_cluster(const std::vector<double>& x, double reach, Cluster&& cluster) {
+    std::size_t i = 0;
+    while (i < x.size()) {
+        std::size_t j = i + 1;
+        while (j < x.size() && x[j] - x[j - 1] <= 2.0 * reach) ++j;
+        if (j > i + 1) cluster(i, j, std::min(1.0, x[j - 1] + reach) - std::max(0.0, x[i] - reach));
+        i = j;
+    }
+}
+
 // Nodes of the local grids an exact evaluation of the atoms at σ smooths
 // (exact_abs_integral's clusters), plus one per atom.
 double exact_evaluation_cost(const std::vector<double>& x, double sigma) {
@@ -276,16 +289,10 @@ double exact_evaluation_cost(const std::vector<double>& x, double sigma) {
     while (lattice * sigma < kReplicateNodesPerSigma) lattice *= 2.0;
     const double reach = (std::ceil(9.0 * sigma * lattice) + 2.0) / lattice;
     double cost = static_cast<double>(x.size());
-    std::size_t i = 0;
-    while (i < x.size()) {
-        std::size_t j = i + 1;
-        while (j < x.size() && x[j] - x[j - 1] <= 2.0 * reach) ++j;
-        if (j > i + 1) {
-            const double nodes = std::max(64.0, (std::min(1.0, x[j - 1] + reach) - std::max(0.0, x[i] - reach)) * lattice);
-            cost += 2.0 * nodes * std::log2(4.0 * nodes);
-        }
-        i = j;
-    }
+    for_each_cluster(x, reach, [&](std::size_t, std::size_t, double span) {
+        const double nodes = std::max(64.0, span * lattice);
+        cost += 2.0 * nodes * std::log2(4.0 * nodes);
+    });
     return cost;
 }
 
@@ -296,16 +303,9 @@ double direct_evaluation_cost(const std::vector<double>& x, double sigma) {
     if (!(sigma < kMaxDirectSigma)) return std::numeric_limits<double>::infinity();
     const double reach = 6.0 * sigma, per_atom = 12.0 * kDirectNodesPerSigma;
     double cost = static_cast<double>(x.size());
-    std::size_t i = 0;
-    while (i < x.size()) {
-        std::size_t j = i + 1;
-        while (j < x.size() && x[j] - x[j - 1] <= 2.0 * reach) ++j;
-        if (j > i + 1) {
-            const double span = std::min(1.0, x[j - 1] + reach) - std::max(0.0, x[i] - reach);
-            cost += static_cast<double>(j - i) * per_atom + span / sigma * kDirectNodesPerSigma;
-        }
-        i = j;
-    }
+    for_each_cluster(x, reach, [&](std::size_t i, std::size_t j, double span) {
+        cost += static_cast<double>(j - i) * per_atom + span / sigma * kDirectNodesPerSigma;
+    });
     return cost;
 }
 
