@@ -54,7 +54,7 @@ std::uint64_t bits_of(double x) {
 // into a dense list, so a small range (one group's rows) zeroes 4 bytes a
 // slot, not a whole atom.
 std::optional<Atoms> atoms_of_range(const Inputs& in, std::int64_t first, std::int64_t last, const Mapping& mapping,
-                                    int weight_exp, std::size_t max_atoms, AtomKeys keys) {
+                                    int weight_exp, std::size_t max_atoms, AtomKeys keys, std::int64_t& rows_read) {
     const std::size_t most = std::min(max_atoms, static_cast<std::size_t>(last - first));
     int capacity_bits = 4;
     while ((std::size_t{1} << capacity_bits) < 2 * most + 2) ++capacity_bits;
@@ -94,8 +94,8 @@ std::optional<Atoms> atoms_of_range(const Inputs& in, std::int64_t first, std::i
     std::vector<double> positions, weights;
     std::vector<double> clamped, labels;
     bool overflow = false;
-    for_each_block(in, first, last, [&](std::int64_t, std::int64_t count, const double* f, const double* y, const double* w) {
-        if (overflow) return;
+    // Stops at the first row past max_atoms (continuous data: after about max_atoms rows).
+    rows_read = for_each_block(in, first, last, [&](std::int64_t, std::int64_t count, const double* f, const double* y, const double* w) {
         // Every row is checked again (another thread may have changed it since
         // the first pass): a bad value is reported, never used.
         const double lo = in.clip_lo, hi = in.clip_hi;
@@ -133,12 +133,12 @@ std::optional<Atoms> atoms_of_range(const Inputs& in, std::int64_t first, std::i
                 const std::int32_t at = slot_of(bits_of(f0), f0);
                 if (at < 0) {
                     overflow = true;
-                    return;
+                    return false;
                 }
                 Slot& slot = slots[static_cast<std::size_t>(at)];
                 slot.rows += count;
                 slot.positives += static_cast<std::int64_t>((ones_of[0] + ones_of[1]) + (ones_of[2] + ones_of[3]));
-                return;
+                return true;
             }
             // Checked and clamped first, in a loop that vectorizes (checked
             // in the row loop, the flag would be kept on the stack: one
@@ -164,7 +164,7 @@ std::optional<Atoms> atoms_of_range(const Inputs& in, std::int64_t first, std::i
                     at = slot_of(key, fk);
                     if (at < 0) {
                         overflow = true;
-                        return;
+                        return false;
                     }
                     recent_key[c] = key;
                     recent_slot[c] = at;
@@ -173,7 +173,7 @@ std::optional<Atoms> atoms_of_range(const Inputs& in, std::int64_t first, std::i
                 slot_at[at].positives += labels[static_cast<std::size_t>(k)] == 1.0 ? 1 : 0;
                 ++slot_at[at].rows;
             }
-            return;
+            return true;
         }
         for (std::int64_t k = 0; k < count; ++k) bad |= bad_row(f[k], y[k], lo, hi);
         if (w)
@@ -212,7 +212,7 @@ std::optional<Atoms> atoms_of_range(const Inputs& in, std::int64_t first, std::i
             const std::int32_t at = slot_of(key, fk);
             if (at < 0) {
                 overflow = true;
-                return;
+                return false;
             }
             Slot& slot = slots[static_cast<std::size_t>(at)];
             slot.one_f = slot.one_f && fk == slot.f;
@@ -225,6 +225,7 @@ std::optional<Atoms> atoms_of_range(const Inputs& in, std::int64_t first, std::i
             }
             k = j;
         }
+        return true;
     });
     if (overflow) return std::nullopt;
     // Positions are ≥ +0, so their bit patterns sort as the numbers do: a
@@ -268,11 +269,15 @@ std::optional<Atoms> atoms_of_rows(const Inputs& in, const Mapping& mapping, int
     const std::int64_t n = in.size();
     const int shares = thread_count(threads, n, std::int64_t{1} << 18);
     std::vector<std::optional<Atoms>> parts(static_cast<std::size_t>(shares));
+    std::vector<std::int64_t> read(parts.size(), 0);
     parallel_for(shares, [&](int t) {
         const Share share = share_of(n, t, shares);
-        parts[static_cast<std::size_t>(t)] = atoms_of_range(in, share.begin, share.end, mapping, weight_exp, max_atoms, keys);
+        const auto i = static_cast<std::size_t>(t);
+        parts[i] = atoms_of_range(in, share.begin, share.end, mapping, weight_exp, max_atoms, keys, read[i]);
     });
-    count_pass();
+    std::int64_t rows_read = 0;
+    for (const std::int64_t r : read) rows_read += r;
+    count_pass(rows_read);
     for (const auto& part : parts)
         if (!part) return std::nullopt;
     Atoms atoms = std::move(*parts.front());
@@ -292,7 +297,7 @@ Atoms all_atoms_of_rows(const Inputs& in, const Mapping& mapping, int weight_exp
     rows.reserve(static_cast<std::size_t>(in.size()));
     for_each_row(in, 0, in.size(), mapping, weight_exp,
                  [&](double x, int y, double w, double f) { rows.push_back({x, w, f, y}); });
-    count_pass();
+    count_pass(static_cast<std::uint64_t>(in.size()));
     sort_interruptibly(rows, [](const Row& a, const Row& b) { return a.x < b.x; });
     Atoms atoms;
     atoms.mapping = mapping;

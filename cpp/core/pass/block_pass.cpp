@@ -46,7 +46,7 @@ BlockedSummary summarise_rows_blocked(const Inputs& in, const Mapping& mapping, 
             ++positive;
         }
     }
-    count_pass();
+    count_pass(static_cast<std::uint64_t>(in.size()));
     out.rows = static_cast<std::uint64_t>(in.size());
     out.positive_rows = positive;
     out.weight = weight;

@@ -7,6 +7,7 @@
 #include <limits>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "runtime/pool.hpp"
@@ -87,15 +88,17 @@ void read_doubles(const Column& c, std::int64_t begin, std::int64_t count, doubl
 // Calls fn(begin, count, f, y, w) for consecutive blocks of rows [first,
 // last) read as doubles (w is null for unit weights), checking for
 // interrupts between blocks: for the passes that are not the hot binning loop.
+// An fn that returns bool stops the walk by returning false; the number of
+// rows handed to fn is returned.
 template <class Fn>
-void for_each_block(const Inputs& in, std::int64_t first, std::int64_t last, Fn&& fn);
+std::int64_t for_each_block(const Inputs& in, std::int64_t first, std::int64_t last, Fn&& fn);
 template <class Fn>
-void for_each_block(const Inputs& in, Fn&& fn) {
-    for_each_block(in, 0, in.size(), fn);
+std::int64_t for_each_block(const Inputs& in, Fn&& fn) {
+    return for_each_block(in, 0, in.size(), fn);
 }
 
 template <class Fn>
-void for_each_block(const Inputs& in, std::int64_t first, std::int64_t last, Fn&& fn) {
+std::int64_t for_each_block(const Inputs& in, std::int64_t first, std::int64_t last, Fn&& fn) {
     // Blocks no longer than the range: small batches (one group's rows, say)
     // do not pay for zeroing large buffers.
     const std::int64_t block = std::max<std::int64_t>(1, std::min<std::int64_t>(4096, last - first));
@@ -113,8 +116,14 @@ void for_each_block(const Inputs& in, std::int64_t first, std::int64_t last, Fn&
         const std::int64_t count = std::min(block, last - b);
         const double* fb = doubles(in.f, b, count, f);
         const double* yb = doubles(in.y, b, count, y);
-        fn(b, count, fb, yb, in.has_weights() ? doubles(in.w, b, count, w) : nullptr);
+        const double* wb = in.has_weights() ? doubles(in.w, b, count, w) : nullptr;
+        if constexpr (std::is_same_v<decltype(fn(b, count, fb, yb, wb)), bool>) {
+            if (!fn(b, count, fb, yb, wb)) return b + count - first;
+        } else {
+            fn(b, count, fb, yb, wb);
+        }
     }
+    return last - first;
 }
 
 }  // namespace smoothece

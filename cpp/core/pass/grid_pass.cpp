@@ -20,6 +20,7 @@ namespace smoothece {
 namespace {
 
 std::atomic<std::uint64_t> pass_counter{0};
+std::atomic<std::uint64_t> rows_counter{0};
 
 // Rows handed to the kernel between two interruption checks.
 constexpr std::int64_t kChunk = std::int64_t{1} << 16;
@@ -91,9 +92,14 @@ void report_bad_rows(const Inputs& in) {
                      "rows");
 }
 
-void count_pass() { pass_counter.fetch_add(1, std::memory_order_relaxed); }
+void count_pass(std::uint64_t rows) {
+    pass_counter.fetch_add(1, std::memory_order_relaxed);
+    rows_counter.fetch_add(rows, std::memory_order_relaxed);
+}
 
 std::uint64_t passes_over_rows() { return pass_counter.load(std::memory_order_relaxed); }
+
+std::uint64_t rows_read_by_passes() { return rows_counter.load(std::memory_order_relaxed); }
 
 namespace {
 
@@ -199,7 +205,7 @@ PassTotals bin_all(const Inputs& in, const PassSpec& spec, std::int64_t threads,
             ok[ti] = SMOOTHECE_KERNEL_CALL(bin_range, in, spec, b, std::min(end, b + kChunk), cells[ti].data(), totals[ti]);
         }
     });
-    count_pass();
+    count_pass(static_cast<std::uint64_t>(n));
     if (std::find(ok.begin(), ok.end(), 0) != ok.end()) report_bad_rows(in);
     // Summed in thread order, so the result depends only on the thread count.
     PassTotals sum;
@@ -291,7 +297,7 @@ Summary summarise_with(const Inputs& in, const PassOptions& opts) {
         PassTotals totals;
         const bool ok = SMOOTHECE_KERNEL_CALL(bin_range, in, spec, 0, in.size(),
                                               reinterpret_cast<ResidualNode*>(s.residual.data()), totals);
-        count_pass();
+        count_pass(static_cast<std::uint64_t>(in.size()));
         if (!ok) report_bad_rows(in);
         return totals;
     };

@@ -89,10 +89,12 @@ Summary summarise_atoms(const Atoms& atoms, Content content, std::int64_t interv
 // not O(grid)); the caller derives the residual nodes once at the end.
 void add_atoms(Summary& s, const Atoms& atoms);
 
-// Passes made over caller rows since the process started (a test hook: the
-// tests count passes instead of timing them). Every pass calls count_pass
-// once.
+// Passes made over caller rows since the process started, and the rows they
+// read (test hooks: the tests count passes instead of timing them). Every
+// pass calls count_pass once with the rows it read (a look for few atoms
+// stops early on data with many).
 std::uint64_t passes_over_rows();
-void count_pass();
+std::uint64_t rows_read_by_passes();
+void count_pass(std::uint64_t rows);
 
 }  // namespace smoothece
