@@ -145,6 +145,7 @@ std::array<double, 6> quintic_weights(double lam) {
 // forwarding: a tenth of a consistency replicate.)
 struct Profiles {
     std::int64_t intervals = 0, width = 0;
+    std::int64_t first_reached = 0, last_reached = -1;  // the nodes some group reaches (elsewhere 0)
     std::vector<std::int32_t> group;  // per node: the first of its run of groups
     std::vector<double> values[2];
 
@@ -236,6 +237,15 @@ struct Profiles {
                     values[a][slot] = windows[a][static_cast<std::size_t>(at_of[grp] + (k - lo_of[grp]))];
             }
         }
+        // The nodes that carry mass: every group has nodes, but most may hold no rows.
+        first_reached = coarse + 1;
+        for (std::size_t k = 0; k < nodes; ++k)
+            for (std::size_t i = 0; i < w; ++i)
+                for (int a = 0; a < count; ++a)
+                    if (values[a][k * w + i] != 0.0) {
+                        first_reached = std::min(first_reached, static_cast<std::int64_t>(k));
+                        last_reached = static_cast<std::int64_t>(k);
+                    }
     }
 };
 
@@ -253,14 +263,17 @@ void replicate_weights(const Base& base, const ReplicateDraw& d, std::vector<dou
     }
 }
 
-// The replicate's residual masses on the profiles' grid: each node's parts
-// summed in group order.
-void replicate_residual(const Profiles& p, const ReplicateDraw& d, ResampleKind kind,
-                        std::vector<double>& residual) {
-    const auto nodes = static_cast<std::size_t>(p.intervals + 1), width = static_cast<std::size_t>(p.width);
+// The replicate's residual masses on nodes first … first + intervals of the
+// profiles' grid into residual[0 … intervals]: each node's parts summed in
+// group order.
+void replicate_residual(const Profiles& p, const ReplicateDraw& d, ResampleKind kind, std::int64_t first,
+                        std::int64_t intervals, std::vector<double>& residual) {
+    const auto nodes = static_cast<std::size_t>(intervals + 1), width = static_cast<std::size_t>(p.width);
     residual.resize(nodes);
-    const std::int32_t* group = p.group.data();
-    const double *v0 = p.values[0].data(), *v1 = p.values[1].data(), *s0 = d.s0.data(), *s1 = d.s1.data();
+    const std::int32_t* group = p.group.data() + first;
+    const double* v0 = p.values[0].data() + first * p.width;
+    const double* v1 = p.values[1].empty() ? nullptr : p.values[1].data() + first * p.width;
+    const double *s0 = d.s0.data(), *s1 = d.s1.data();
     // Four nodes at a time: four independent sums (one node's is a chain of
     // dependent additions), each in group order.
     auto sum_nodes = [&](auto part) {
@@ -295,6 +308,65 @@ FixedCurves fixed_curves(const Base& base, double sigma, std::int64_t out_interv
     Spectrum(base.w.data(), base.intervals).evaluate(sigma, c.weight.data(), nullptr, out_intervals);
     Spectrum(base.f.data(), base.intervals).evaluate(sigma, c.label.data(), nullptr, out_intervals);
     return c;
+}
+
+// The part of a work grid that a stage's replicates smooth: the nodes their
+// residual reaches, padded by kWindowPad·σ on each side for every σ up to
+// sigma_max, on a grid of its own (its ends mirror as the work grid's do).
+// Beyond the pad a Gaussian of σ ≤ sigma_max carries less than Φ(−10) ≈ 8e-24
+// of a mass, so the window's mirrored ends, where they are not the grid's,
+// change no smECEσ beyond rounding; a window is what the logit axis needs
+// (75 units, of which calibrated data at 1e5 rows reaches 13: each
+// replicate's transforms and read-offs 5× shorter). A σ above sigma_max is
+// smoothed on the whole work grid.
+struct Window {
+    std::int64_t first = 0, intervals = 0;  // nodes first … first + intervals of the work grid
+    double sigma_max = 0.0;                 // in the summary grid's units
+    double scale = 1.0;                     // σ on the window's own grid: σ · scale
+    std::int64_t band_first = 0, band_intervals = 0;  // its band nodes (consistency curves)
+    bool whole = true;
+};
+constexpr double kWindowPad = 10.0;
+// A stage's window serves σ up to this many times the larger of the hint and the band σ.
+constexpr double kWindowSigmas = 4.0;
+// A window is used where it is at most this share of the work grid.
+constexpr double kWindowShare = 0.75;
+
+std::int64_t common_divisor(std::int64_t a, std::int64_t b) {
+    while (b != 0) a = std::exchange(b, a % b);
+    return a;
+}
+
+// The window of `work` for σ ≤ sigma_max whose ends are nodes of the band's
+// read-off grid (band_out intervals over the axis; 0: no band), or the whole
+// work grid where a window would not be much shorter.
+Window window_of(const Profiles& work, double sigma_max, std::int64_t band_out) {
+    Window w;
+    w.intervals = work.intervals;
+    w.sigma_max = sigma_max;
+    const std::int64_t g = work.intervals;
+    if (work.last_reached < work.first_reached) return w;
+    // Window ends on multiples of q work nodes are band nodes too.
+    const std::int64_t q = band_out > 0 ? g / common_divisor(g, band_out) : 1;
+    const auto pad = static_cast<std::int64_t>(std::ceil(kWindowPad * sigma_max * static_cast<double>(g)));
+    const std::int64_t lo = std::max<std::int64_t>(0, work.first_reached - pad) / q * q;
+    const std::int64_t hi = std::min(g, (work.last_reached + pad + q - 1) / q * q);
+    // A transform length FFTW runs fast (read_intervals' sizes) in steps of q.
+    const std::int64_t steps = (hi - lo + q - 1) / q;
+    std::int64_t friendly = 1;
+    while (friendly < steps && friendly < 8) friendly *= 2;
+    if (friendly < steps) friendly = read_intervals(static_cast<double>(steps), std::max<std::int64_t>(steps, 64) * 2);
+    const std::int64_t intervals = friendly * q;
+    if (static_cast<double>(intervals) > kWindowShare * static_cast<double>(g)) return w;
+    w.whole = false;
+    w.first = std::min(lo, g - intervals);
+    w.intervals = intervals;
+    w.scale = static_cast<double>(g) / static_cast<double>(intervals);
+    if (band_out > 0) {
+        w.band_first = w.first / q * (band_out / common_divisor(g, band_out));
+        w.band_intervals = intervals / q * (band_out / common_divisor(g, band_out));
+    }
+    return w;
 }
 
 }  // namespace
@@ -344,6 +416,7 @@ struct Stage {
     const Profiles& work;
     const Profiles& fine;
     const Base& curve_base;
+    Window window;  // of the work grid
     bool group_curves = false;
     GroupSmoothing curves;
     FixedCurves fixed;
@@ -352,6 +425,10 @@ struct Stage {
     Stage(const Plan& plan, const ResampleGroups& g, const Profiles& w, const Profiles& f, const Base& c, std::int64_t replicates)
         : groups(g), work(w), fine(f), curve_base(c) {
         const ResampleRequest& req = plan.request;
+        // Replicate σ* lie about the hint (a few times it at most, but for
+        // models far from calibration), and the band σ is read too.
+        const bool band = req.kind == ResampleKind::Consistency && req.mesh_intervals > 0;
+        window = window_of(w, kWindowSigmas * std::max(plan.hint, req.band_sigma), band ? plan.band_out : 0);
         if (req.mesh_intervals == 0) return;
         if (req.kind == ResampleKind::Consistency) {
             fixed = fixed_curves(c, req.band_sigma, plan.band_out);
@@ -411,22 +488,37 @@ Outcome run_replicate(const Plan& plan, const Stage& stage, std::int64_t b, doub
     RandomStream rng(req.seed, stream_of(req.kind, b));
     thread_local ReplicateDraw d;
     draw_groups(stage.groups, req.kind, rng, d);
-    thread_local std::vector<double> residual, fine_residual, r, F;
+    thread_local std::vector<double> residual, whole_residual, fine_residual, r, F;
     const Profiles& work = stage.work;
-    replicate_residual(work, d, req.kind, residual);
+    const Window& window = stage.window;
+    replicate_residual(work, d, req.kind, window.first, window.intervals, residual);
     const double total = d.total_weight;
-    const Spectrum spectrum(residual.data(), work.intervals);
-    std::unique_ptr<Spectrum> fine;
+    const Spectrum spectrum(residual.data(), window.intervals);  // on the window's own grid
+    std::unique_ptr<Spectrum> whole, fine;
+    auto whole_spectrum = [&]() -> const Spectrum& {  // the same draw on the whole work grid
+        if (window.whole) return spectrum;
+        if (!whole) {
+            replicate_residual(work, d, req.kind, 0, work.intervals, whole_residual);
+            whole = std::make_unique<Spectrum>(whole_residual.data(), work.intervals);
+        }
+        return *whole;
+    };
     auto fine_spectrum = [&]() -> const Spectrum& {  // the same draw on the summary's own grid
-        if (&stage.fine == &work) return spectrum;
+        if (&stage.fine == &work) return whole_spectrum();
         if (!fine) {
-            replicate_residual(stage.fine, d, req.kind, fine_residual);
+            replicate_residual(stage.fine, d, req.kind, 0, stage.fine.intervals, fine_residual);
             fine = std::make_unique<Spectrum>(fine_residual.data(), stage.fine.intervals);
         }
         return *fine;
     };
     const double work_limit = kMinWorkNodesPerSigma / static_cast<double>(work.intervals);
-    auto smece = [&](double s) { return replicate_smece(s >= work_limit ? spectrum : fine_spectrum(), s, total, r, F); };
+    // smECEσ, read off r and F on a grid of the window (windowed: true) or of the whole axis.
+    bool windowed = false;
+    auto smece = [&](double s) {
+        windowed = s >= work_limit && s <= window.sigma_max;
+        if (windowed) return replicate_smece(spectrum, s * window.scale, total, r, F);
+        return replicate_smece(s >= work_limit ? whole_spectrum() : fine_spectrum(), s, total, r, F);
+    };
     const double scale = full.mapping.span;
     const double limit = kMinNodesPerSigma / static_cast<double>(full.intervals);
     // A consistency replicate's curves need its residual at the band σ (the
@@ -445,11 +537,18 @@ Outcome run_replicate(const Plan& plan, const Stage& stage, std::int64_t b, doub
                 start = sb;
                 start_value = value;
             }
-            const auto g = static_cast<std::int64_t>(r.size()) - 1;  // the grid smece(sb) was read off
-            if (curves && g % plan.band_out == 0) {  // its nodes include the band's: exact samples
-                const std::int64_t step = g / plan.band_out;
-                change.resize(static_cast<std::size_t>(plan.band_out + 1));
-                for (std::size_t j = 0; j < change.size(); ++j) change[j] = r[j * static_cast<std::size_t>(step)];
+            // The grid smece(sb) was read off: its nodes may include the band's
+            // (exact samples; a window's densities per its own unit, so × scale);
+            // beyond a window the change is 0.
+            const auto g = static_cast<std::int64_t>(r.size()) - 1;
+            const std::int64_t band_first = windowed ? window.band_first : 0;
+            const std::int64_t band_intervals = windowed ? window.band_intervals : plan.band_out;
+            if (curves && band_intervals > 0 && g % band_intervals == 0) {
+                const auto step = static_cast<std::size_t>(g / band_intervals);
+                const double unit = windowed ? window.scale : 1.0;
+                change.assign(static_cast<std::size_t>(plan.band_out + 1), 0.0);
+                for (std::size_t j = 0; j <= static_cast<std::size_t>(band_intervals); ++j)
+                    change[static_cast<std::size_t>(band_first) + j] = r[j * step] * unit;
             }
         }
     }
@@ -480,8 +579,16 @@ Outcome run_replicate(const Plan& plan, const Stage& stage, std::int64_t b, doub
             Spectrum(weight_masses.data(), c.intervals).evaluate(req.band_sigma, weight.data(), nullptr, plan.band_out);
         } else {
             label.resize(stage.fixed.label.size());
-            if (change.size() == label.size()) std::copy(change.begin(), change.end(), label.begin());
-            else spectrum.evaluate(req.band_sigma, label.data(), nullptr, plan.band_out);
+            if (change.size() == label.size()) {
+                std::copy(change.begin(), change.end(), label.begin());
+            } else if (!window.whole && req.band_sigma <= window.sigma_max) {
+                std::fill(label.begin(), label.end(), 0.0);
+                double* inside = label.data() + window.band_first;
+                spectrum.evaluate(req.band_sigma * window.scale, inside, nullptr, window.band_intervals);
+                for (std::int64_t j = 0; j <= window.band_intervals; ++j) inside[j] *= window.scale;  // per the axis' unit
+            } else {
+                whole_spectrum().evaluate(req.band_sigma, label.data(), nullptr, plan.band_out);
+            }
             for (std::size_t j = 0; j < label.size(); ++j) label[j] += stage.fixed.label[j];
             weight = stage.fixed.weight;
         }
