@@ -19,6 +19,8 @@ void register_support(py::module_& m) {
     m.def("available_cpus", &available_cpus, "CPUs this process may use (affinity and cgroup quota).");
     m.def("passes_over_rows", &passes_over_rows, "Passes over caller rows since the process started (a test hook).");
     m.def("rows_read_by_passes", &rows_read_by_passes, "Rows those passes read (a test hook).");
+    m.def("set_replicate_windows", &set_replicate_windows, py::arg("enabled"),
+          "Whether grid replicates smooth only the window their residual reaches; returns the previous setting (a test hook).");
     m.def("fixpoint_counts", &fixpoint_counts,
           "(searches, evaluations): σ* searches and their smECEσ evaluations since the process started (a bench hook).");
     m.def(

@@ -3,6 +3,7 @@
 // the groups' scaled masses.
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cmath>
 #include <functional>
 #include <limits>
@@ -315,10 +316,12 @@ FixedCurves fixed_curves(const Base& base, double sigma, std::int64_t out_interv
 // sigma_max, on a grid of its own (its ends mirror as the work grid's do).
 // Beyond the pad a Gaussian of σ ≤ sigma_max carries less than Φ(−10) ≈ 8e-24
 // of a mass, so the window's mirrored ends, where they are not the grid's,
-// change no smECEσ beyond rounding; a window is what the logit axis needs
-// (75 units, of which calibrated data at 1e5 rows reaches 13: each
-// replicate's transforms and read-offs 5× shorter). A σ above sigma_max is
-// smoothed on the whole work grid.
+// change nothing beyond rounding; smECEσ is then read off the window's own
+// nodes (kEvalNodesPerSigma per σ, placed elsewhere than on the whole axis:
+// within that read-off's accuracy, tests/test_replicate_windows.py). A window
+// is what the logit axis needs (75 units, of which calibrated data at 1e5
+// rows reaches 13: each replicate's transforms and read-offs 5× shorter). A
+// σ above sigma_max is smoothed on the whole work grid.
 struct Window {
     std::int64_t first = 0, intervals = 0;  // nodes first … first + intervals of the work grid
     double sigma_max = 0.0;                 // in the summary grid's units
@@ -327,6 +330,7 @@ struct Window {
     bool whole = true;
 };
 constexpr double kWindowPad = 10.0;
+std::atomic<bool> windows_enabled{true};
 // A stage's window serves σ up to this many times the larger of the hint and the band σ.
 constexpr double kWindowSigmas = 4.0;
 // A window is used where it is at most this share of the work grid.
@@ -345,7 +349,7 @@ Window window_of(const Profiles& work, double sigma_max, std::int64_t band_out) 
     w.intervals = work.intervals;
     w.sigma_max = sigma_max;
     const std::int64_t g = work.intervals;
-    if (work.last_reached < work.first_reached) return w;
+    if (work.last_reached < work.first_reached || !windows_enabled.load(std::memory_order_relaxed)) return w;
     // Window ends on multiples of q work nodes are band nodes too.
     const std::int64_t q = band_out > 0 ? g / common_divisor(g, band_out) : 1;
     const auto pad = static_cast<std::int64_t>(std::ceil(kWindowPad * sigma_max * static_cast<double>(g)));
@@ -370,6 +374,8 @@ Window window_of(const Profiles& work, double sigma_max, std::int64_t band_out) 
 }
 
 }  // namespace
+
+bool set_replicate_windows(bool enabled) { return windows_enabled.exchange(enabled); }
 
 double replicate_limit(const Summary& full) { return kMinNodesPerSigma / static_cast<double>(full.intervals); }
 

@@ -105,6 +105,10 @@ void add_band(const ResampleRequest& request, Replicates& out);
 
 // Replicates of a full summary.
 Replicates resample(const Summary& full, const ResampleRequest& request);
+// Whether grid replicates smooth only the window their residual reaches (the
+// default) or the whole work grid; returns the previous setting. A test hook,
+// for the process: the tests compare the two.
+bool set_replicate_windows(bool enabled);
 // Replicates of exact atoms (few distinct predictions), each atom drawing
 // on its own: every σ evaluated exactly.
 Replicates resample(const Atoms& atoms, const ResampleRequest& request, std::int64_t band_intervals);
