@@ -250,17 +250,18 @@ struct Profiles {
     }
 };
 
-// A bootstrap replicate's weight and label masses on the base's grid (for
-// its curves, where group sums would cost more than transforms).
-void replicate_weights(const Base& base, const ReplicateDraw& d, std::vector<double>& weight,
-                       std::vector<double>& label) {
-    const auto nodes = static_cast<std::size_t>(base.intervals + 1);
+// A bootstrap replicate's weight and label masses on nodes first … first +
+// intervals of the base's grid into [0 … intervals] (for its curves, where
+// group sums would cost more than transforms).
+void replicate_weights(const Base& base, const ReplicateDraw& d, std::int64_t first, std::int64_t intervals,
+                       std::vector<double>& weight, std::vector<double>& label) {
+    const auto nodes = static_cast<std::size_t>(intervals + 1), at = static_cast<std::size_t>(first);
     weight.resize(nodes);
     label.resize(nodes);
     for (std::size_t j = 0; j < nodes; ++j) {
-        const auto grp = static_cast<std::size_t>(base.group[j]);
-        label[j] = d.s1[grp] * base.w1[j];
-        weight[j] = d.s0[grp] * base.w0[j] + label[j];
+        const auto grp = static_cast<std::size_t>(base.group[at + j]);
+        label[j] = d.s1[grp] * base.w1[at + j];
+        weight[j] = d.s0[grp] * base.w0[at + j] + label[j];
     }
 }
 
@@ -341,20 +342,21 @@ std::int64_t common_divisor(std::int64_t a, std::int64_t b) {
     return a;
 }
 
-// The window of `work` for σ ≤ sigma_max whose ends are nodes of the band's
-// read-off grid (band_out intervals over the axis; 0: no band), or the whole
-// work grid where a window would not be much shorter.
-Window window_of(const Profiles& work, double sigma_max, std::int64_t band_out) {
+// The window of a grid of g intervals whose masses lie on nodes
+// first_reached … last_reached, for σ ≤ sigma_max, with ends on nodes of
+// the band's read-off grid (band_out intervals over the axis; 0: no band);
+// or the whole grid where a window would not be much shorter.
+Window window_of(std::int64_t g, std::int64_t first_reached, std::int64_t last_reached, double sigma_max,
+                 std::int64_t band_out) {
     Window w;
-    w.intervals = work.intervals;
+    w.intervals = g;
     w.sigma_max = sigma_max;
-    const std::int64_t g = work.intervals;
-    if (work.last_reached < work.first_reached || !windows_enabled.load(std::memory_order_relaxed)) return w;
+    if (last_reached < first_reached || !windows_enabled.load(std::memory_order_relaxed)) return w;
     // Window ends on multiples of q work nodes are band nodes too.
     const std::int64_t q = band_out > 0 ? g / common_divisor(g, band_out) : 1;
     const auto pad = static_cast<std::int64_t>(std::ceil(kWindowPad * sigma_max * static_cast<double>(g)));
-    const std::int64_t lo = std::max<std::int64_t>(0, work.first_reached - pad) / q * q;
-    const std::int64_t hi = std::min(g, (work.last_reached + pad + q - 1) / q * q);
+    const std::int64_t lo = std::max<std::int64_t>(0, first_reached - pad) / q * q;
+    const std::int64_t hi = std::min(g, (last_reached + pad + q - 1) / q * q);
     // A transform length FFTW runs fast (read_intervals' sizes) in steps of q.
     const std::int64_t steps = (hi - lo + q - 1) / q;
     std::int64_t friendly = 1;
@@ -422,7 +424,8 @@ struct Stage {
     const Profiles& work;
     const Profiles& fine;
     const Base& curve_base;
-    Window window;  // of the work grid
+    Window window;        // of the work grid
+    Window curve_window;  // of the curves' base (bootstrap)
     bool group_curves = false;
     GroupSmoothing curves;
     FixedCurves fixed;
@@ -434,7 +437,8 @@ struct Stage {
         // Replicate σ* lie about the hint (a few times it at most, but for
         // models far from calibration), and the band σ is read too.
         const bool band = req.kind == ResampleKind::Consistency && req.mesh_intervals > 0;
-        window = window_of(w, kWindowSigmas * std::max(plan.hint, req.band_sigma), band ? plan.band_out : 0);
+        window = window_of(w.intervals, w.first_reached, w.last_reached, kWindowSigmas * std::max(plan.hint, req.band_sigma),
+                           band ? plan.band_out : 0);
         if (req.mesh_intervals == 0) return;
         if (req.kind == ResampleKind::Consistency) {
             fixed = fixed_curves(c, req.band_sigma, plan.band_out);
@@ -446,9 +450,17 @@ struct Stage {
         // The groups' smoothed windows cost a transform's worth of work or
         // more to build (a kernel window per input node), which one replicate
         // (the pilot) does not win back: 0.5 ms of a 1e6-row diagram.
-        const double window = 18.0 * req.band_sigma * static_cast<double>(plan.band_out) + 2.0;
-        const double sums = static_cast<double>(groups.count) * window + static_cast<double>(plan.band_out);
-        const double transforms = static_cast<double>(c.intervals) * std::log2(2.0 * static_cast<double>(c.intervals));
+        std::int64_t first = c.intervals + 1, last = -1;  // the base's nodes with weight
+        for (std::int64_t j = 0; j <= c.intervals; ++j)
+            if (c.w0[static_cast<std::size_t>(j)] != 0.0 || c.w1[static_cast<std::size_t>(j)] != 0.0) {
+                first = std::min(first, j);
+                last = j;
+            }
+        curve_window = window_of(c.intervals, first, last, req.band_sigma, plan.band_out);
+        const double reach = 18.0 * req.band_sigma * static_cast<double>(plan.band_out) + 2.0;
+        const double sums = static_cast<double>(groups.count) * reach + static_cast<double>(plan.band_out);
+        const auto transformed = static_cast<double>(curve_window.intervals);
+        const double transforms = transformed * std::log2(2.0 * transformed);
         group_curves = replicates > 1 && sums <= transforms;
         if (group_curves)
             curves = GroupSmoothing(c.intervals, c.group, groups.count, {&c.w0, &c.w1}, req.band_sigma, plan.band_out);
@@ -577,12 +589,20 @@ Outcome run_replicate(const Plan& plan, const Stage& stage, std::int64_t b, doub
             return out;
         }
         if (bootstrap) {
-            const Base& c = stage.curve_base;
-            replicate_weights(c, d, weight_masses, label_masses);
-            label.resize(static_cast<std::size_t>(plan.band_out + 1));
-            weight.resize(label.size());
-            Spectrum(label_masses.data(), c.intervals).evaluate(req.band_sigma, label.data(), nullptr, plan.band_out);
-            Spectrum(weight_masses.data(), c.intervals).evaluate(req.band_sigma, weight.data(), nullptr, plan.band_out);
+            // On the curves' window (beyond it both curves are 0: no weight
+            // within 10 band σ), per the axis' unit.
+            const Window& cw = stage.curve_window;
+            replicate_weights(stage.curve_base, d, cw.first, cw.intervals, weight_masses, label_masses);
+            const std::int64_t first = cw.whole ? 0 : cw.band_first, intervals = cw.whole ? plan.band_out : cw.band_intervals;
+            label.assign(static_cast<std::size_t>(plan.band_out + 1), 0.0);
+            weight.assign(label.size(), 0.0);
+            Spectrum(label_masses.data(), cw.intervals).evaluate(req.band_sigma * cw.scale, label.data() + first, nullptr, intervals);
+            Spectrum(weight_masses.data(), cw.intervals).evaluate(req.band_sigma * cw.scale, weight.data() + first, nullptr, intervals);
+            if (!cw.whole)
+                for (std::int64_t j = first; j <= first + intervals; ++j) {
+                    label[static_cast<std::size_t>(j)] *= cw.scale;
+                    weight[static_cast<std::size_t>(j)] *= cw.scale;
+                }
         } else {
             label.resize(stage.fixed.label.size());
             if (change.size() == label.size()) {
