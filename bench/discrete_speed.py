@@ -1,7 +1,8 @@
 """Resampling on discrete forecasts: the logit metric against l1 on the same rows.
 
 Forecasts that take few values (a base rate, 2, 11 or 101 distinct values),
-n = 10^3 and 10^5 calibrated rows (y ~ Bernoulli(f)), each timed with both
+and continuous ones for comparison (f ~ Beta(2, 2), the logit metric's
+replicates then on grids), n = 10^3 and 10^5 calibrated rows (y ~ Bernoulli(f)), each timed with both
 metrics through the three resampling calls: ``calibration_test`` (1000
 replicates), ``bootstrap_smece`` (1000) and ``reliability_diagram`` (1000
 bootstrap replicates). Target: the logit call within 3x the l1 call on the
@@ -35,16 +36,19 @@ import numpy as np
 
 import _record
 
-KINDS = {"base rate": 1, "2 values": 2, "11 values": 11, "101 values": 101}
+KINDS = {"base rate": 1, "2 values": 2, "11 values": 11, "101 values": 101, "continuous": 0}
 METRICS = ("l1", "logit")
 CALLS = ("calibration_test", "bootstrap_smece", "reliability_diagram")
 SEED = 7
 
 
 def data(kind: str, n: int):
-    """n calibrated rows whose forecasts take KINDS[kind] distinct values (0.5 for a base rate)."""
+    """n calibrated rows whose forecasts take KINDS[kind] distinct values (0.5 for a base rate; 0: Beta(2, 2))."""
     values = KINDS[kind]
     rng = np.random.default_rng([20250131, values, n])
+    if values == 0:
+        f = rng.beta(2, 2, n)
+        return f, rng.random(n) < f
     f = np.full(n, 0.5) if values == 1 else rng.integers(0, values, n) / (values - 1)
     if values == 2:
         f = np.where(f > 0.5, 0.7, 0.2)
@@ -197,7 +201,7 @@ def main(argv=None):
              "standard errors.", "",
              "| forecasts | n | metric | direct simulation | this build |" + (" baseline |" if args.baseline else ""),
              "|---|---|---|---|---|" + ("---|" if args.baseline else ""), *null_rows]
-    rec.write("Resampling on discrete forecasts: logit against l1", body, {"timings": results, "nulls": nulls})
+    rec.write("Resampling on discrete and continuous forecasts: logit against l1", body, {"timings": results, "nulls": nulls})
     return 0
 
 
