@@ -24,7 +24,12 @@ std::int64_t first_intervals(std::int64_t n, const Mapping& mapping, Content con
     if (mapping.is_logit()) {
         // Logit residuals spread over more units than the probability axis;
         // the same third of the floor, in grid units.
-        return std::min(kLogitFirstIntervalsCap, intervals_for_sigma(floor / mapping.span));
+        // A residual summary of many rows resolves the floor at once: a second
+        // pass (two logarithms a row) would cost more than the finer grid.
+        std::int64_t cap = kLogitFirstIntervalsCap;
+        if (content == Content::Residual)
+            while (cap < kLogitResidualFirstIntervalsCap && cap * kLogitRowsPerInterval <= n) cap *= 2;
+        return std::min(cap, intervals_for_sigma(floor / mapping.span));
     }
     const double fraction =
         content == Content::Residual && n >= kResidualFloorRows ? kResidualFloorFraction : kFirstGridFloorFraction;
