@@ -54,6 +54,25 @@ def test_logit_weights_and_endpoints():
     assert smoothece.smece(f, y, weights=w, metric="logit") == pytest.approx(exact_smece_logit(f, y, w), abs=1e-6)
 
 
+def test_predictions_clamped_together_are_one_position():
+    # Distinct predictions below 1e-12 (and above 1 − 1e-12) share one logit position; rows are grouped by
+    # prediction and then by position (one atom: ctest atoms_of_clamped_predictions_are_one_position), so
+    # their residuals add there, each with its own f. Few distinct values: σ* comes from these atoms.
+    f = np.repeat([0.0, 1e-15, 3e-13, 1e-12, 0.2, 0.7, 1 - 1e-13, 1.0], [40, 30, 20, 10, 200, 200, 30, 40])
+    y = np.random.default_rng(8).random(f.size) < np.clip(f + 0.1, 0, 1)
+    w = np.random.default_rng(9).lognormal(0, 1, f.size)
+    for weights in (None, w):
+        assert smoothece.smece(f, y, weights=weights, metric="logit") == pytest.approx(
+            exact_smece_logit(f, y, weights), abs=1e-9)
+        for sigma in (0.01, 0.3):
+            assert abs(smoothece.smece_sigma(f, y, sigma, weights=weights, metric="logit")
+                       - exact_smece_sigma_logit(f, y, sigma, weights)) <= 1e-9
+        # The same rows with every clamped prediction moved to the clamp: the same positions, other residuals.
+        g = np.clip(f, 1e-12, 1 - 1e-12)
+        assert smoothece.smece(g, y, weights=weights, metric="logit") == pytest.approx(
+            exact_smece_logit(g, y, weights), abs=1e-9)
+
+
 def test_bad_metric():
     with pytest.raises(ValueError, match="metric must be 'l1' or 'logit'"):
         smoothece.smece([0.5], [1], metric="log")

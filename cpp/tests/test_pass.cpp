@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 #include <random>
 #include <string>
 #include <type_traits>
@@ -266,6 +267,44 @@ TEST(blocked_summary_matches_the_grid_pass) {
                 check(blocks.held_blocks() < blocks.blocks() / 2, "only the blocks rows reach are held (" +
                                                                       std::to_string(blocks.held_blocks()) + " of " +
                                                                       std::to_string(blocks.blocks()) + ")");
+        }
+    }
+}
+
+// The few-atoms pass keys rows by prediction (on the logit axis too, whose
+// position it takes once an atom): predictions the clamp gives one position
+// are one atom, positions strictly increase, and each atom holds its rows'
+// own Σw·f; the same with a thread per share of rows.
+TEST(atoms_of_clamped_predictions_are_one_position) {
+    Rows rows;
+    const double values[] = {0.0, 1e-15, 3e-13, 1e-12, 0.25, 1.0 - 1e-13, 1.0};
+    for (int k = 0; k < 700; ++k) {
+        rows.f.push_back(values[k % 7]);
+        rows.y.push_back(static_cast<std::uint8_t>(k % 3 == 0));
+        rows.w.push_back(1.0 + 0.125 * (k % 5));
+    }
+    for (const bool weighted : {false, true}) {
+        Rows r = rows;
+        if (!weighted) r.w.clear();
+        for (const Metric metric : {Metric::Logit, Metric::L1}) {
+            const Mapping mapping = metric == Metric::Logit ? Mapping::logit() : Mapping::l1();
+            const std::optional<Atoms> atoms = atoms_of_rows(r.inputs(), mapping, 0, 64, 1);
+            const std::string what = std::string(metric_name(metric)) + (weighted ? ", weighted" : "");
+            check(atoms.has_value(), "few atoms found (" + what + ")");
+            // logit: {≤ 1e-12}, 0.25, {≥ 1 − 1e-12}; l1: every value its own position.
+            check(atoms->size() == (metric == Metric::Logit ? 3u : 7u), "clamped predictions share an atom (" + what + ")");
+            bool increasing = true;
+            for (std::size_t i = 1; i < atoms->size(); ++i) increasing = increasing && atoms->x[i] > atoms->x[i - 1];
+            check(increasing, "atom positions strictly increase (" + what + ")");
+            double rows_sum = 0.0, weight_f = 0.0, expected_f = 0.0;
+            for (std::size_t i = 0; i < atoms->size(); ++i)
+                for (int y = 0; y < 2; ++y) {
+                    rows_sum += atoms->by_label[y][i].rows;
+                    weight_f += atoms->by_label[y][i].weight_f;
+                }
+            for (std::size_t k = 0; k < r.f.size(); ++k) expected_f += (weighted ? r.w[k] : 1.0) * r.f[k];
+            check(rows_sum == 700.0 && std::fabs(weight_f - expected_f) <= 1e-12 * expected_f,
+                  "every row counted once, with its own prediction (" + what + ")");
         }
     }
 }

@@ -83,10 +83,14 @@ std::optional<Atoms> atoms_of_range(const Inputs& in, std::int64_t first, std::i
     // A block at a time: checked and mapped in loops that vectorize (and do
     // not branch on the labels), then added to the slots.
     const bool unit = !in.has_weights();
-    const bool plain = unit && !mapping.is_logit() && weight_exp == 0;
     // A sketch's positions: rounded as it keeps them (the rows' own f stays
     // in the sums), and rows of zero weight, which it drops, make no atom.
     const bool sketch = keys == AtomKeys::Sketch;
+    // Rows are keyed by their prediction, also on the logit axis, whose
+    // position (two logarithms) is then taken once an atom (predictions that
+    // the clamp gives one position are merged at the end).
+    const bool logit_keys = mapping.is_logit() && sketch;
+    const bool plain = unit && !logit_keys && weight_exp == 0;
     constexpr int kRecentBits = 6;
     std::uint64_t recent_key[std::size_t{1} << kRecentBits] = {};
     std::int32_t recent_slot[std::size_t{1} << kRecentBits];
@@ -183,7 +187,7 @@ std::optional<Atoms> atoms_of_range(const Inputs& in, std::int64_t first, std::i
         weights.resize(static_cast<std::size_t>(count));
         for (std::int64_t k = 0; k < count; ++k) {
             const double fc = std::min(std::max(f[k], 0.0), 1.0);
-            positions[k] = mapping.is_logit() ? mapping.position(fc) : fc + 0.0;  // −0 → +0
+            positions[k] = logit_keys ? mapping.position(fc) : fc + 0.0;  // −0 → +0
             if (sketch) positions[k] = sketch_rounded(positions[k]);
             const double wk = unit ? 1.0 : w[k];
             weights[k] = weight_exp == 0 ? wk : std::ldexp(wk, weight_exp);
@@ -243,6 +247,7 @@ std::optional<Atoms> atoms_of_range(const Inputs& in, std::int64_t first, std::i
         const Slot& s = slots[i];
         double position;
         std::memcpy(&position, &key, sizeof position);
+        if (mapping.is_logit() && !logit_keys) position = mapping.position(position);  // a prediction's
         atoms.x.push_back(position);
         for (int y = 0; y < 2; ++y) {
             AtomStats stats = s.s[y];
@@ -254,6 +259,16 @@ std::optional<Atoms> atoms_of_range(const Inputs& in, std::int64_t first, std::i
             // Σw·f as f·Σw, one rounding instead of one per row.
             if (s.one_f) stats.weight_f = s.f * stats.weight;
             atoms.by_label[y].push_back(stats);
+        }
+        // Predictions keyed apart that share a logit position (clamped
+        // below 1e-12 or above 1 − 1e-12): one atom.
+        const std::size_t newest = atoms.x.size() - 1;
+        if (newest > 0 && atoms.x[newest] == atoms.x[newest - 1]) {
+            atoms.x.pop_back();
+            for (auto& stats : atoms.by_label) {
+                add_stats(stats[newest - 1], stats[newest]);
+                stats.pop_back();
+            }
         }
     }
     return atoms;

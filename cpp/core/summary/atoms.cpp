@@ -15,13 +15,6 @@ void scale_stats(AtomStats& s, int delta) {
     s.weight_f = std::ldexp(s.weight_f, delta);
 }
 
-void add_stats(AtomStats& into, const AtomStats& s) {
-    into.rows += s.rows;
-    into.weight += s.weight;
-    into.weight_sq += s.weight_sq;
-    into.weight_f += s.weight_f;
-}
-
 }  // namespace
 
 double Atoms::total_weight_scaled() const {

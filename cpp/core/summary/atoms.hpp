@@ -19,6 +19,13 @@ struct AtomStats {
     double weight_f = 0.0;   // Σ w·f
 };
 
+inline void add_stats(AtomStats& into, const AtomStats& s) {
+    into.rows += s.rows;
+    into.weight += s.weight;
+    into.weight_sq += s.weight_sq;
+    into.weight_f += s.weight_f;
+}
+
 struct Atoms {
     Mapping mapping;
     std::vector<double> x;             // distinct grid positions, increasing
