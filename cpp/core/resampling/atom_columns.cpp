@@ -116,6 +116,11 @@ AtomColumns::AtomColumns(const std::vector<double>& x, std::int64_t bin, double 
         if (!needed_runs_.empty() && q <= needed_runs_.back().second) needed_runs_.back().second = std::max(needed_runs_.back().second, k);
         else needed_runs_.emplace_back(q, k);
     }
+    // The mesh points some column reaches: a replicate reads only those.
+    std::vector<double> reached(static_cast<std::size_t>(read + 1), 0.0);
+    for (const auto& [begin, end] : runs_)
+        std::fill(reached.begin() + begin, reached.begin() + end, 1.0);
+    live_ = mesh_points_reached(reached, mapping, mesh_intervals);
 }
 
 std::vector<double> AtomColumns::sums(const double* masses) const {
@@ -180,7 +185,7 @@ void AtomColumns::mu_from(const std::vector<double>& w, double most, const doubl
     } rezero{l, at_needed, *this};
     for (const auto& [begin, end] : needed_runs_)
         for (std::size_t q = begin; q < end; ++q) l[static_cast<std::size_t>(needed_[q])] = at_needed[q];
-    mu_on_mesh(w, l, mapping_, mesh_intervals_, out, stride, most);
+    mu_on_mesh(w, l, mapping_, mesh_intervals_, out, stride, most, &live_);
 }
 
 void AtomColumns::mu(const double* weight, const double* label, double* out, std::int64_t stride) const {

@@ -76,6 +76,7 @@ private:
     // its column reaches, from needed_first_[i] (its values at those nodes
     // from label_offset_[i] in label_values_).
     std::vector<std::int64_t> needed_;
+    std::vector<char> live_;  // per mesh point: whether it reads a node some column reaches
     std::vector<std::size_t> needed_first_, label_offset_;
     std::vector<double> label_values_;
     // The runs [begin, end) of needed_ that some column reaches (the label's

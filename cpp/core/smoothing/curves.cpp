@@ -98,19 +98,22 @@ const std::vector<double>& logit_mesh_positions(const Mapping& map, std::int64_t
 // has their rows (read at t = 1/512 and 511/512 instead, every μ of such
 // data would be NaN).
 // `most` is the largest weight at a node, which sets the density's floor.
+// Points that `live` marks 0 read zero weight and label (mesh_points_reached)
+// and are handed NaN without reading them.
 template <class Fn>
 void read_off(const std::vector<double>& weight, const std::vector<double>& label, const Mapping& map,
-              std::int64_t mesh_intervals, double most, Fn&& fn) {
+              std::int64_t mesh_intervals, double most, Fn&& fn, const std::vector<char>* live = nullptr) {
     const auto g = static_cast<std::int64_t>(weight.size()) - 1;
     const double floor = 1e-12 * most;
     if (!map.is_logit()) {
         const std::int64_t step = g / std::min(mesh_intervals, g);
         if (g % step != 0 || g / step != std::min(mesh_intervals, g))  // the callers' mesh_points would be wrong
             throw std::logic_error("the mesh must take every step-th node of the grid it is read off");
-        for (std::int64_t j = 0; j <= g; j += step) {
+        for (std::int64_t j = 0, k = 0; j <= g; j += step, ++k) {
             const auto ju = static_cast<std::size_t>(j);
-            fn(static_cast<double>(j) / static_cast<double>(g), weight[ju], label[ju], 1.0,
-               mu_of(weight[ju], label[ju], floor));
+            const double t = static_cast<double>(j) / static_cast<double>(g);
+            if (live && !(*live)[static_cast<std::size_t>(k)]) fn(t, 0.0, 0.0, 1.0, kNaN);
+            else fn(t, weight[ju], label[ju], 1.0, mu_of(weight[ju], label[ju], floor));
         }
         return;
     }
@@ -119,6 +122,10 @@ void read_off(const std::vector<double>& weight, const std::vector<double>& labe
     for (std::int64_t k = 0; k <= mesh_intervals; ++k) {
         const double t = static_cast<double>(k) / static_cast<double>(mesh_intervals);
         const double tc = std::min(std::max(t, edge), 1.0 - edge);
+        if (live && !(*live)[static_cast<std::size_t>(k)]) {
+            fn(t, 0.0, 0.0, 1.0 / (map.span * tc * (1.0 - tc)), kNaN);
+            continue;
+        }
         const double x = position[static_cast<std::size_t>(k)], w = at_position(weight, x), l = at_position(label, x);
         double mu = mu_of(w, l, floor);
         if (tc != t) {  // an end: its own μ where rows sit there, else its neighbour's, as the densities
@@ -198,11 +205,26 @@ void mu_on_mesh(const std::vector<double>& weight, const std::vector<double>& la
 }
 
 void mu_on_mesh(const std::vector<double>& weight, const std::vector<double>& label, const Mapping& mapping,
-                std::int64_t mesh_intervals, double* out, std::int64_t stride, double most) {
-    read_off(weight, label, mapping, mesh_intervals, most, [&](double, double, double, double, double mu) {
-        *out = mu;
-        out += stride;
+                std::int64_t mesh_intervals, double* out, std::int64_t stride, double most,
+                const std::vector<char>* live) {
+    read_off(
+        weight, label, mapping, mesh_intervals, most,
+        [&](double, double, double, double, double mu) {
+            *out = mu;
+            out += stride;
+        },
+        live);
+}
+
+std::vector<char> mesh_points_reached(const std::vector<double>& reached, const Mapping& mapping,
+                                      std::int64_t mesh_intervals) {
+    // A point whose nodes are all unreached reads weight 0 there: NaN
+    // whatever the sums. The mesh's ends may take their neighbour's μ̂ (read_off): always read.
+    std::vector<char> live;
+    read_off(reached, reached, mapping, mesh_intervals, 1.0, [&](double t, double w, double, double, double) {
+        live.push_back(w > 0.0 || t == 0.0 || t == 1.0 ? 1 : 0);
     });
+    return live;
 }
 
 }  // namespace smoothece

@@ -39,8 +39,16 @@ std::vector<std::int64_t> mesh_nodes(const Mapping& mapping, std::int64_t grid_i
 void mu_on_mesh(const std::vector<double>& weight, const std::vector<double>& label, const Mapping& mapping,
                 std::int64_t mesh_intervals, double* out, std::int64_t stride);
 // The same with the largest weight at a node given (`most`: where the weight
-// is known to vanish but at a few nodes, the caller finds it among those).
+// is known to vanish but at a few nodes, the caller finds it among those),
+// and, unless null, the points that may read weight (mesh_points_reached):
+// the others are NaN without a read.
 void mu_on_mesh(const std::vector<double>& weight, const std::vector<double>& label, const Mapping& mapping,
-                std::int64_t mesh_intervals, double* out, std::int64_t stride, double most);
+                std::int64_t mesh_intervals, double* out, std::int64_t stride, double most,
+                const std::vector<char>* live = nullptr);
+// Per point of that mesh, whether it reads a node where `reached` is
+// positive (or is an end of the mesh): where weight can be, given the nodes
+// that can hold it.
+std::vector<char> mesh_points_reached(const std::vector<double>& reached, const Mapping& mapping,
+                                      std::int64_t mesh_intervals);
 
 }  // namespace smoothece
