@@ -688,6 +688,21 @@ def test_bytes_written_by_earlier_versions_still_read():
         assert CalibrationSketch.from_bytes(s.to_bytes()) == s
 
 
+def test_the_logit_fixtures_sigma_star_is_the_exact_one():
+    # expected.json holds what earlier versions answered, but for this fixture: its σ* was searched on the
+    # sketch's grid (0.0828087125), and is now solved from its 400 atoms (0.0828087148). Its rows, as
+    # make_fixtures.py drew them: the arrays give the same σ*, and the exact evaluator agrees to its own accuracy.
+    from exact_logit import exact_smece_logit
+
+    rng = np.random.default_rng(2)
+    f = rng.beta(2, 2, 400)
+    y = rng.random(400) < f ** 1.2
+    w = np.random.default_rng(3).integers(1, 4, f.size).astype(float)
+    s = CalibrationSketch.from_bytes((DATA / "v3_exact_logit_counts.bin").read_bytes())
+    assert s.smece() == pytest.approx(smoothece.smece(f, y, weights=w, metric="logit"), rel=1e-12)
+    assert s.smece() == pytest.approx(exact_smece_logit(f, y, w), abs=1e-8)
+
+
 def test_retired_and_unknown_versions_are_named():
     raw = bytearray(CalibrationSketch(256).update([0.5], [1]).to_bytes())
     raw[8:12] = (1).to_bytes(4, "little")

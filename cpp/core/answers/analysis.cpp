@@ -43,6 +43,9 @@ constexpr std::int64_t kMaxSecondLookIntervals = std::int64_t{1} << 18;
 // 1000-replicate test of 10 rows: 14 ms, against 4 ms from the grid), so
 // only below this.
 constexpr std::uint64_t kExactResampleRows = 64;
+// On the logit axis σ* of up to this many atoms already known is solved from
+// them, not searched on the grid first (a transform of 2^16–2^17 intervals).
+constexpr std::size_t kExactFirstAtoms = 2048;
 // The tick-mark sample checks for Ctrl-C every this many + 1 rows.
 constexpr std::int64_t kSampleCheck = (std::int64_t{1} << 16) - 1;
 // Streams of the tick-mark sample (the replicates use kinds 0 and 1).
@@ -107,6 +110,8 @@ public:
         return *all_;
     }
 
+    const Atoms* known_atoms() const override { return few_ ? &*few_ : nullptr; }
+
     void sample(std::int64_t size, std::uint64_t seed, std::vector<double>& f, std::vector<double>& y) override {
         f.clear();
         y.clear();
@@ -147,6 +152,7 @@ public:
     }
     const Atoms* few_atoms(std::size_t, std::int64_t) override { return atoms_.get(); }  // a sketch keeps few atoms
     const Atoms& all_atoms() override { return *atoms_; }
+    const Atoms* known_atoms() const override { return atoms_.get(); }
 
     void sample(std::int64_t size, std::uint64_t seed, std::vector<double>& f, std::vector<double>& y) override {
         f.clear();
@@ -181,8 +187,22 @@ Analysis::Analysis(Summary summary, std::shared_ptr<RowsBehind> rows)
 Analysis Analysis::of_rows(const Inputs& in, Metric metric, Content content, std::int64_t threads, double sigma) {
     const Mapping mapping = metric == Metric::Logit ? Mapping::logit(std::max(kLogitPad, 10.0 * sigma)) : Mapping::l1();
     const double grid_sigma = sigma / mapping.span;
-    const std::int64_t intervals =
-        sigma > 0.0 && grid_sigma >= kDirectMinSigma ? intervals_for_sigma(grid_sigma) : first_intervals(in.size(), mapping, content);
+    const bool fixed = sigma > 0.0 && grid_sigma >= kDirectMinSigma;
+    const std::int64_t intervals = fixed ? intervals_for_sigma(grid_sigma) : first_intervals(in.size(), mapping, content);
+    if (mapping.is_logit() && !fixed) {
+        // The logit axis spans 75 logit units: a first grid of 2^16–2^17
+        // intervals for 1e3–1e5 rows, whose pass and σ* search cost more than
+        // a look for few distinct predictions (it stops at its first row past
+        // kMaxFewAtoms of them). Found, they are summarised (and σ* solved)
+        // from their atoms.
+        const int weight_exp = weight_exponent_of(in);
+        auto rows = std::make_shared<ArrayRows>(in, mapping, weight_exp);
+        if (const Atoms* atoms = rows->few_atoms(kMaxFewAtoms, threads))
+            return Analysis(summarise_atoms(*atoms, content, intervals), std::move(rows));
+        Summary summary = summarise_rows(in, PassOptions{mapping, content, intervals, threads, false});
+        if (summary.weight_exp != weight_exp) throw std::logic_error("the pass and the look scaled the weights apart");
+        return Analysis(std::move(summary), std::move(rows));
+    }
     Summary summary = summarise_rows(in, PassOptions{mapping, content, intervals, threads, false});
     const int weight_exp = summary.weight_exp;
     return Analysis(std::move(summary), rows_of_arrays(in, mapping, weight_exp));
@@ -212,36 +232,49 @@ SigmaStar Analysis::smece(std::int64_t threads) {
     // The first guess: σ* ≥ smECE_∞ = |mean residual| (smECEσ ≥ |∫ r̂σ|), and for
     // calibrated data σ* sits near its noise floor 0.3·n^(−1/3).
     const double floor = 0.3 / std::cbrt(std::max(1.0, static_cast<double>(summary_.positive_rows))) / s;
+    Fixpoint fix;
+    // σ* from exact atoms, the search started at `start`.
+    auto exactly = [&](const Atoms& atoms, double start) {
+        const std::vector<double> residual = residuals_of(atoms);
+        const double total = atoms.total_weight_scaled();
+        auto smece_at = [&](double sigma) { return exact_abs_integral(atoms.x, residual, sigma) / total; };
+        exact_ = &atoms;
+        // Residuals of one sign (a base rate, one atom): a positive kernel
+        // keeps the sign, so smECEσ = |Σ r|/W at every σ and σ* is that.
+        double net = 0.0;
+        bool positive = false, negative = false;
+        for (const double r : residual) {
+            net += r;
+            positive = positive || r > 0.0;
+            negative = negative || r < 0.0;
+        }
+        if (!(positive && negative)) {
+            const double star = std::abs(net) / total / s;
+            fix = Fixpoint{star, true, star, star, 0};
+            return;
+        }
+        fix = solve_fixpoint(smece_at, s, kExactLimit, start, {tol});
+        if (!fix.resolved) fix = Fixpoint{0.0, true, 0.0, kExactLimit, fix.evaluations};  // σ* < 1e-300: zero
+    };
+    const Atoms* known = rows_ && summary_.mapping.is_logit() ? rows_->known_atoms() : nullptr;
+    if (known && known->size() <= kExactFirstAtoms) {
+        double net = 0.0;
+        for (const double r : residuals_of(*known)) net += r;
+        exactly(*known, std::max(floor, std::abs(net) / known->total_weight_scaled() / s));
+        // Replicates draw from the atoms alone where σ* lies below the grid,
+        // as where the grid's search sends it to them.
+        if (fix.sigma >= summary_.min_sigma()) exact_ = nullptr;
+        sigma_star_ = SigmaStar{fix.sigma * s, fix.resolved, fix.lower * s, fix.upper * s};
+        return *sigma_star_;
+    }
     const double guess = std::max(floor, levels().net() / summary_.weight / s);
     auto on_grid = [this](double sigma) { return levels().integral(sigma) / summary_.weight; };
-    Fixpoint fix = solve_fixpoint(on_grid, s, levels().min_sigma(), guess, {tol});
+    fix = solve_fixpoint(on_grid, s, levels().min_sigma(), guess, {tol});
     if (!fix.resolved && rows_) {
-        // σ* lies below the grid: a second look at the rows.
-        auto exactly = [&](const Atoms& atoms) {
-            const std::vector<double> residual = residuals_of(atoms);
-            const double total = atoms.total_weight_scaled();
-            auto smece_at = [&](double sigma) { return exact_abs_integral(atoms.x, residual, sigma) / total; };
-            exact_ = &atoms;
-            // Residuals of one sign (a base rate, one atom): a positive kernel
-            // keeps the sign, so smECEσ = |Σ r|/W at every σ and σ* is that.
-            double net = 0.0;
-            bool positive = false, negative = false;
-            for (const double r : residual) {
-                net += r;
-                positive = positive || r > 0.0;
-                negative = negative || r < 0.0;
-            }
-            if (!(positive && negative)) {
-                const double star = std::abs(net) / total / s;
-                fix = Fixpoint{star, true, star, star, 0};
-                return;
-            }
-            const double start = fix.lower > 0.0 ? std::sqrt(fix.lower * fix.upper) : 0.5 * fix.upper;
-            fix = solve_fixpoint(smece_at, s, kExactLimit, start, {tol});
-            if (!fix.resolved) fix = Fixpoint{0.0, true, 0.0, kExactLimit, fix.evaluations};  // σ* < 1e-300: zero
-        };
+        // σ* lies below the grid: a second look at the rows, from within the bracket.
+        auto inside = [&fix] { return fix.lower > 0.0 ? std::sqrt(fix.lower * fix.upper) : 0.5 * fix.upper; };
         if (const Atoms* atoms = rows_->few_atoms(kMaxFewAtoms, threads)) {
-            exactly(*atoms);
+            exactly(*atoms, inside());
         } else {
             while (!fix.resolved && summary_.intervals < kMaxIntervals) {
                 const std::int64_t g = std::min(
@@ -251,7 +284,7 @@ SigmaStar Analysis::smece(std::int64_t threads) {
                 levels_.reset();
                 fix = solve_fixpoint(on_grid, s, levels().min_sigma(), fix.upper, {tol});
             }
-            if (!fix.resolved) exactly(rows_->all_atoms());
+            if (!fix.resolved) exactly(rows_->all_atoms(), inside());
         }
     }
     if (!fix.resolved) {

@@ -32,6 +32,8 @@ public:
     virtual const Atoms* few_atoms(std::size_t max_atoms, std::int64_t threads) = 0;
     // Every distinct position (computed once).
     virtual const Atoms& all_atoms() = 0;
+    // The few atoms already known (looked for and found, or kept), else null: no look.
+    virtual const Atoms* known_atoms() const = 0;
     // `size` rows drawn uniformly (with replacement), clamped predictions and labels.
     virtual void sample(std::int64_t size, std::uint64_t seed, std::vector<double>& f, std::vector<double>& y) = 0;
 };
