@@ -330,12 +330,9 @@ struct Window {
     std::int64_t band_first = 0, band_intervals = 0;  // its band nodes (consistency curves)
     bool whole = true;
 };
-constexpr double kWindowPad = 10.0;
 std::atomic<bool> windows_enabled{true};
 // A stage's window serves σ up to this many times the larger of the hint and the band σ.
 constexpr double kWindowSigmas = 4.0;
-// A window is used where it is at most this share of the work grid.
-constexpr double kWindowShare = 0.75;
 
 std::int64_t common_divisor(std::int64_t a, std::int64_t b) {
     while (b != 0) a = std::exchange(b, a % b);

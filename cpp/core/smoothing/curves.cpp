@@ -24,9 +24,31 @@ std::vector<double> sum_of(const std::vector<double>& a, const std::vector<doubl
     return out;
 }
 
+// Masses smoothed at σ, read off the grid's own nodes: where they reach a
+// part of the grid, only its window (kWindowPad σ beyond them, its nodes the
+// grid's) is transformed, and the rest is 0. A base rate's curves on the
+// logit axis: a few hundred of its 2^17 intervals.
 std::vector<double> smoothed(const std::vector<double>& masses, std::int64_t g, double sigma) {
-    std::vector<double> out(masses.size());
-    Spectrum(masses.data(), g).evaluate(sigma, out.data(), nullptr);
+    std::vector<double> out(masses.size(), 0.0);
+    std::int64_t first = g + 1, last = -1;
+    for (std::int64_t j = 0; j <= g; ++j)
+        if (masses[static_cast<std::size_t>(j)] != 0.0) {
+            first = std::min(first, j);
+            last = j;
+        }
+    if (last < first) return out;
+    const auto pad = static_cast<std::int64_t>(std::ceil(kWindowPad * sigma * static_cast<double>(g)));
+    const std::int64_t lo = std::max<std::int64_t>(0, first - pad), hi = std::min(g, last + pad);
+    const std::int64_t w = read_intervals(static_cast<double>(hi - lo), g);
+    if (static_cast<double>(w) > kWindowShare * static_cast<double>(g)) {
+        Spectrum(masses.data(), g).evaluate(sigma, out.data(), nullptr);
+        return out;
+    }
+    const std::int64_t at = std::min(lo, g - w);
+    const double scale = static_cast<double>(g) / static_cast<double>(w);  // σ and densities per the axis' unit
+    double* window = out.data() + at;
+    Spectrum(masses.data() + at, w).evaluate(sigma * scale, window, nullptr);
+    for (std::int64_t j = 0; j <= w; ++j) window[j] *= scale;
     return out;
 }
 
@@ -160,9 +182,10 @@ DiagramCurves curves_at(const Summary& full, double sigma, std::int64_t mesh_int
 
     // smẼCE = (1/W) ∫ |Σ wyK̃ − t Σ wK̃| dx over the grid (dx-densities: the
     // change of variables to the probability axis cancels).
-    std::vector<double> gap(nodes);
-    for (std::size_t j = 0; j < nodes; ++j)
-        gap[j] = label[j] - map.prediction(static_cast<double>(j) / static_cast<double>(g)) * weight[j];
+    std::vector<double> gap(nodes, 0.0);
+    for (std::size_t j = 0; j < nodes; ++j)  // (0 beyond the weight's window: no prediction to take there)
+        if (weight[j] != 0.0 || label[j] != 0.0)
+            gap[j] = label[j] - map.prediction(static_cast<double>(j) / static_cast<double>(g)) * weight[j];
     out.smece_tilde = integrate_abs_trapezoid(gap) / total;
 
     const double most = *std::max_element(weight.begin(), weight.end());

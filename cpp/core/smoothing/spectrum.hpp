@@ -64,6 +64,14 @@ private:
 // nothing.
 constexpr std::int64_t kMinReadIntervals = 64;
 
+// Masses on part of a grid may be smoothed on a window of it: the nodes they
+// reach padded by this many σ, on a grid of its own with mirrored ends.
+// Beyond the pad a Gaussian carries less than Φ(−10) ≈ 8e-24 of a mass, so
+// the window's ends change nothing beyond rounding.
+constexpr double kWindowPad = 10.0;
+// A window is used where it is at most this share of the grid.
+constexpr double kWindowShare = 0.75;
+
 // The fewest intervals M ≥ at_least (at least kMinReadIntervals, at most `most`) among the
 // read-off grids whose transform (length 2M) FFTW runs fastest per node:
 // M = 2^k, 9·2^k/8, 5·2^k/4 or 3·2^k/2, about as cheap per node as powers of
