@@ -201,7 +201,8 @@ def main(argv=None):
              "standard errors.", "",
              "| forecasts | n | metric | direct simulation | this build |" + (" baseline |" if args.baseline else ""),
              "|---|---|---|---|---|" + ("---|" if args.baseline else ""), *null_rows]
-    rec.write("Resampling on discrete and continuous forecasts: logit against l1", body, {"timings": results, "nulls": nulls})
+    rec.write("Resampling on discrete and continuous forecasts: logit against l1", body,
+              {"timings": results, "nulls": nulls})
     return 0
 
 

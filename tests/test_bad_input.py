@@ -13,10 +13,13 @@ Y = np.array([0, 1, 1, 0, 1], dtype=np.int8)
 
 
 def call_all(f, y, **kw):
-    """Every public scoring entry point, so each bad input is tried on each."""
+    """Every public scoring entry point, so each bad input is tried on each, on both metrics (the logit
+    metric looks for few distinct predictions before its pass)."""
     return [
         lambda: smoothece.smece(f, y, **kw),
         lambda: smoothece.smece_sigma(f, y, 0.05, **kw),
+        lambda: smoothece.smece(f, y, metric="logit", **kw),
+        lambda: smoothece.smece_sigma(f, y, 0.05, metric="logit", **kw),
     ]
 
 

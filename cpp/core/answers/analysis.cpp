@@ -197,7 +197,8 @@ Analysis Analysis::of_rows(const Inputs& in, Metric metric, Content content, std
         // from their atoms.
         const int weight_exp = weight_exponent_of(in);
         auto rows = std::make_shared<ArrayRows>(in, mapping, weight_exp);
-        if (const Atoms* atoms = rows->few_atoms(kMaxFewAtoms, threads))
+        // (Weights that sum to zero go on to the pass, which refuses them.)
+        if (const Atoms* atoms = rows->few_atoms(kMaxFewAtoms, threads); atoms && atoms->total_weight_scaled() > 0.0)
             return Analysis(summarise_atoms(*atoms, content, intervals), std::move(rows));
         Summary summary = summarise_rows(in, PassOptions{mapping, content, intervals, threads, false});
         if (summary.weight_exp != weight_exp) throw std::logic_error("the pass and the look scaled the weights apart");

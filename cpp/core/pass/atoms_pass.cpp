@@ -86,9 +86,10 @@ std::optional<Atoms> atoms_of_range(const Inputs& in, std::int64_t first, std::i
     // A sketch's positions: rounded as it keeps them (the rows' own f stays
     // in the sums), and rows of zero weight, which it drops, make no atom.
     const bool sketch = keys == AtomKeys::Sketch;
-    // Rows are keyed by their prediction, also on the logit axis, whose
+    // Rows' atoms are keyed by prediction, also on the logit axis, whose
     // position (two logarithms) is then taken once an atom (predictions that
-    // the clamp gives one position are merged at the end).
+    // the clamp gives one position are merged at the end); a sketch's logit
+    // atoms by their rounded position (logit_keys).
     const bool logit_keys = mapping.is_logit() && sketch;
     const bool plain = unit && !logit_keys && weight_exp == 0;
     constexpr int kRecentBits = 6;
@@ -261,9 +262,11 @@ std::optional<Atoms> atoms_of_range(const Inputs& in, std::int64_t first, std::i
             atoms.by_label[y].push_back(stats);
         }
         // Predictions keyed apart that share a logit position (clamped
-        // below 1e-12 or above 1 − 1e-12): one atom.
+        // below 1e-12 or above 1 − 1e-12): one atom. (Also a position that
+        // a logarithm's rounding put a step below its neighbour's, so that
+        // positions strictly increase whatever the libm.)
         const std::size_t newest = atoms.x.size() - 1;
-        if (newest > 0 && atoms.x[newest] == atoms.x[newest - 1]) {
+        if (newest > 0 && !(atoms.x[newest] > atoms.x[newest - 1])) {
             atoms.x.pop_back();
             for (auto& stats : atoms.by_label) {
                 add_stats(stats[newest - 1], stats[newest]);

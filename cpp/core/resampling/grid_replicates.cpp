@@ -357,7 +357,7 @@ Window window_of(std::int64_t g, std::int64_t first_reached, std::int64_t last_r
     // A transform length FFTW runs fast (read_intervals' sizes) in steps of q.
     const std::int64_t steps = (hi - lo + q - 1) / q;
     std::int64_t friendly = 1;
-    while (friendly < steps && friendly < 8) friendly *= 2;
+    while (friendly < steps && friendly < kMinReadIntervals) friendly *= 2;
     if (friendly < steps) friendly = read_intervals(static_cast<double>(steps), std::max<std::int64_t>(steps, 64) * 2);
     const std::int64_t intervals = friendly * q;
     if (static_cast<double>(intervals) > kWindowShare * static_cast<double>(g)) return w;
@@ -530,7 +530,7 @@ Outcome run_replicate(const Plan& plan, const Stage& stage, std::int64_t b, doub
     // smECEσ, read off r and F on a grid of the window (windowed: true) or of the whole axis.
     bool windowed = false;
     auto smece = [&](double s) {
-        windowed = s >= work_limit && s <= window.sigma_max;
+        windowed = !window.whole && s >= work_limit && s <= window.sigma_max;
         if (windowed) return replicate_smece(spectrum, s * window.scale, total, r, F);
         return replicate_smece(s >= work_limit ? whole_spectrum() : fine_spectrum(), s, total, r, F);
     };

@@ -28,7 +28,7 @@ std::int64_t first_intervals(std::int64_t n, const Mapping& mapping, Content con
         // pass (two logarithms a row) would cost more than the finer grid.
         std::int64_t cap = kLogitFirstIntervalsCap;
         if (content == Content::Residual)
-            while (cap < kLogitResidualFirstIntervalsCap && cap * kLogitRowsPerInterval <= n) cap *= 2;
+            while (cap < kLogitResidualFirstIntervalsCap && 2 * cap * kLogitRowsPerInterval <= n) cap *= 2;
         return std::min(cap, intervals_for_sigma(floor / mapping.span));
     }
     const double fraction =

@@ -35,12 +35,13 @@ constexpr std::int64_t kMaxIntervals = std::int64_t{1} << 22;
 constexpr std::int64_t kFirstIntervalsCap = std::int64_t{1} << 15;
 constexpr std::int64_t kLogitFirstIntervalsCap = std::int64_t{1} << 17;
 // On the logit axis a residual summary's first grid may grow to 2^19 (16 MB
-// of cells a thread) while it has at most one interval per 8 rows: the floor
-// of 4e6 calibrated rows resolved in one pass (83 ms) rather than a pass,
-// the look for atoms and a second pass on the finer grid (245 ms); at 1e6
-// rows the two passes and 2^17 cost less than one pass on 2^19 (78 vs 88 ms).
+// of cells a thread) while it keeps at least 4 rows an interval (2^18 from
+// 1.05e6 rows, 2^19 from 2.1e6): the floor of 4e6 calibrated rows resolved
+// in one pass (83 ms) rather than a pass, the look for atoms and a second
+// pass on the finer grid (245 ms); 2e6 rows (2^18, two passes) 114 ms against 120; at 1e6 rows
+// the two passes and 2^17 cost less than one pass on 2^19 (78 vs 88 ms).
 constexpr std::int64_t kLogitResidualFirstIntervalsCap = std::int64_t{1} << 19;
-constexpr std::int64_t kLogitRowsPerInterval = 8;
+constexpr std::int64_t kLogitRowsPerInterval = 4;
 constexpr double kFirstGridFloorFraction = 0.6;
 // A residual summary's first grid from this many rows on (below).
 constexpr std::int64_t kResidualFloorRows = 5000000;
