@@ -312,64 +312,22 @@ FixedCurves fixed_curves(const Base& base, double sigma, std::int64_t out_interv
     return c;
 }
 
-// The part of a work grid that a stage's replicates smooth: the nodes their
-// residual reaches, padded by kWindowPad·σ on each side for every σ up to
-// sigma_max, on a grid of its own (its ends mirror as the work grid's do).
-// Beyond the pad a Gaussian of σ ≤ sigma_max carries less than Φ(−10) ≈ 8e-24
-// of a mass, so the window's mirrored ends, where they are not the grid's,
-// change nothing beyond rounding; smECEσ is then read off the window's own
+// A stage's replicates smooth the window of the work grid their residual
+// reaches (window_of, spectrum.hpp); smECEσ is then read off the window's own
 // nodes (kEvalNodesPerSigma per σ, placed elsewhere than on the whole axis:
 // within that read-off's accuracy, tests/test_replicate_windows.py). A window
 // is what the logit axis needs (75 units, of which calibrated data at 1e5
 // rows reaches 13: each replicate's transforms and read-offs 5× shorter). A
-// σ above sigma_max is smoothed on the whole work grid.
-struct Window {
-    std::int64_t first = 0, intervals = 0;  // nodes first … first + intervals of the work grid
-    double sigma_max = 0.0;                 // in the summary grid's units
-    double scale = 1.0;                     // σ on the window's own grid: σ · scale
-    std::int64_t band_first = 0, band_intervals = 0;  // its band nodes (consistency curves)
-    bool whole = true;
-};
+// σ above the window's sigma_max is smoothed on the whole work grid.
 std::atomic<bool> windows_enabled{true};
 // A stage's window serves σ up to this many times the larger of the hint and the band σ.
 constexpr double kWindowSigmas = 4.0;
 
-std::int64_t common_divisor(std::int64_t a, std::int64_t b) {
-    while (b != 0) a = std::exchange(b, a % b);
-    return a;
-}
-
-// The window of a grid of g intervals whose masses lie on nodes
-// first_reached … last_reached, for σ ≤ sigma_max, with ends on nodes of
-// the band's read-off grid (band_out intervals over the axis; 0: no band);
-// or the whole grid where a window would not be much shorter.
-Window window_of(std::int64_t g, std::int64_t first_reached, std::int64_t last_reached, double sigma_max,
-                 std::int64_t band_out) {
-    Window w;
-    w.intervals = g;
-    w.sigma_max = sigma_max;
-    if (last_reached < first_reached || !windows_enabled.load(std::memory_order_relaxed)) return w;
-    // Window ends on multiples of q work nodes are band nodes too.
-    const std::int64_t q = band_out > 0 ? g / common_divisor(g, band_out) : 1;
-    const auto pad = static_cast<std::int64_t>(std::ceil(kWindowPad * sigma_max * static_cast<double>(g)));
-    const std::int64_t lo = std::max<std::int64_t>(0, first_reached - pad) / q * q;
-    const std::int64_t hi = std::min(g, (last_reached + pad + q - 1) / q * q);
-    // A transform length FFTW runs fast (read_intervals' sizes) in steps of q.
-    const std::int64_t steps = (hi - lo + q - 1) / q;
-    std::int64_t friendly = 1;
-    while (friendly < steps && friendly < kMinReadIntervals) friendly *= 2;
-    if (friendly < steps) friendly = read_intervals(static_cast<double>(steps), std::max<std::int64_t>(steps, 64) * 2);
-    const std::int64_t intervals = friendly * q;
-    if (static_cast<double>(intervals) > kWindowShare * static_cast<double>(g)) return w;
-    w.whole = false;
-    w.first = std::min(lo, g - intervals);
-    w.intervals = intervals;
-    w.scale = static_cast<double>(g) / static_cast<double>(intervals);
-    if (band_out > 0) {
-        w.band_first = w.first / q * (band_out / common_divisor(g, band_out));
-        w.band_intervals = intervals / q * (band_out / common_divisor(g, band_out));
-    }
-    return w;
+// window_of, or the whole grid where the test hook turned windows off.
+GridWindow replicate_window(std::int64_t g, std::int64_t first, std::int64_t last, double sigma_max,
+                            std::int64_t band_out) {
+    if (!windows_enabled.load(std::memory_order_relaxed)) return GridWindow::whole_grid(g, sigma_max);
+    return window_of(g, first, last, sigma_max, band_out);
 }
 
 }  // namespace
@@ -421,8 +379,8 @@ struct Stage {
     const Profiles& work;
     const Profiles& fine;
     const Base& curve_base;
-    Window window;        // of the work grid
-    Window curve_window;  // of the curves' base (bootstrap)
+    GridWindow window;        // of the work grid
+    GridWindow curve_window;  // of the curves' base (bootstrap)
     bool group_curves = false;
     GroupSmoothing curves;
     FixedCurves fixed;
@@ -434,8 +392,8 @@ struct Stage {
         // Replicate σ* lie about the hint (a few times it at most, but for
         // models far from calibration), and the band σ is read too.
         const bool band = req.kind == ResampleKind::Consistency && req.mesh_intervals > 0;
-        window = window_of(w.intervals, w.first_reached, w.last_reached, kWindowSigmas * std::max(plan.hint, req.band_sigma),
-                           band ? plan.band_out : 0);
+        window = replicate_window(w.intervals, w.first_reached, w.last_reached,
+                                  kWindowSigmas * std::max(plan.hint, req.band_sigma), band ? plan.band_out : 0);
         if (req.mesh_intervals == 0) return;
         if (req.kind == ResampleKind::Consistency) {
             fixed = fixed_curves(c, req.band_sigma, plan.band_out);
@@ -453,7 +411,7 @@ struct Stage {
                 first = std::min(first, j);
                 last = j;
             }
-        curve_window = window_of(c.intervals, first, last, req.band_sigma, plan.band_out);
+        curve_window = replicate_window(c.intervals, first, last, req.band_sigma, plan.band_out);
         const double reach = 18.0 * req.band_sigma * static_cast<double>(plan.band_out) + 2.0;
         const double sums = static_cast<double>(groups.count) * reach + static_cast<double>(plan.band_out);
         const auto transformed = static_cast<double>(curve_window.intervals);
@@ -505,7 +463,7 @@ Outcome run_replicate(const Plan& plan, const Stage& stage, std::int64_t b, doub
     draw_groups(stage.groups, req.kind, rng, d);
     thread_local std::vector<double> residual, whole_residual, fine_residual, r, F;
     const Profiles& work = stage.work;
-    const Window& window = stage.window;
+    const GridWindow& window = stage.window;
     replicate_residual(work, d, req.kind, window.first, window.intervals, residual);
     const double total = d.total_weight;
     const Spectrum spectrum(residual.data(), window.intervals);  // on the window's own grid
@@ -588,7 +546,7 @@ Outcome run_replicate(const Plan& plan, const Stage& stage, std::int64_t b, doub
         if (bootstrap) {
             // On the curves' window (beyond it both curves are 0: no weight
             // within 10 band σ), per the axis' unit.
-            const Window& cw = stage.curve_window;
+            const GridWindow& cw = stage.curve_window;
             replicate_weights(stage.curve_base, d, cw.first, cw.intervals, weight_masses, label_masses);
             const std::int64_t first = cw.whole ? 0 : cw.band_first, intervals = cw.whole ? plan.band_out : cw.band_intervals;
             label.assign(static_cast<std::size_t>(plan.band_out + 1), 0.0);

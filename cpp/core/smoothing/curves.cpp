@@ -25,7 +25,7 @@ std::vector<double> sum_of(const std::vector<double>& a, const std::vector<doubl
 }
 
 // Masses smoothed at σ, read off the grid's own nodes: where they reach a
-// part of the grid, only its window (kWindowPad σ beyond them, its nodes the
+// part of the grid, only its window (window_of: 10σ beyond them, its nodes the
 // grid's) is transformed, and the rest is 0. A base rate's curves on the
 // logit axis: a few hundred of its 2^17 intervals.
 std::vector<double> smoothed(const std::vector<double>& masses, std::int64_t g, double sigma) {
@@ -37,18 +37,14 @@ std::vector<double> smoothed(const std::vector<double>& masses, std::int64_t g, 
             last = j;
         }
     if (last < first) return out;
-    const auto pad = static_cast<std::int64_t>(std::ceil(kWindowPad * sigma * static_cast<double>(g)));
-    const std::int64_t lo = std::max<std::int64_t>(0, first - pad), hi = std::min(g, last + pad);
-    const std::int64_t w = read_intervals(static_cast<double>(hi - lo), g);
-    if (static_cast<double>(w) > kWindowShare * static_cast<double>(g)) {
+    const GridWindow w = window_of(g, first, last, sigma);
+    if (w.whole) {
         Spectrum(masses.data(), g).evaluate(sigma, out.data(), nullptr);
         return out;
     }
-    const std::int64_t at = std::min(lo, g - w);
-    const double scale = static_cast<double>(g) / static_cast<double>(w);  // σ and densities per the axis' unit
-    double* window = out.data() + at;
-    Spectrum(masses.data() + at, w).evaluate(sigma * scale, window, nullptr);
-    for (std::int64_t j = 0; j <= w; ++j) window[j] *= scale;
+    double* window = out.data() + w.first;
+    Spectrum(masses.data() + w.first, w.intervals).evaluate(sigma * w.scale, window, nullptr);
+    for (std::int64_t j = 0; j <= w.intervals; ++j) window[j] *= w.scale;
     return out;
 }
 

@@ -230,4 +230,50 @@ std::int64_t read_intervals(double at_least, std::int64_t most) {
     return most;
 }
 
+namespace {
+
+constexpr double kWindowPad = 10.0;
+// A window is used where it is at most this share of the grid.
+constexpr double kWindowShare = 0.75;
+
+std::int64_t common_divisor(std::int64_t a, std::int64_t b) {
+    while (b != 0) a = std::exchange(b, a % b);
+    return a;
+}
+
+}  // namespace
+
+GridWindow GridWindow::whole_grid(std::int64_t g, double sigma_max) {
+    GridWindow w;
+    w.intervals = g;
+    w.sigma_max = sigma_max;
+    return w;
+}
+
+GridWindow window_of(std::int64_t g, std::int64_t first, std::int64_t last, double sigma_max, std::int64_t band_out) {
+    GridWindow w = GridWindow::whole_grid(g, sigma_max);
+    if (last < first) return w;
+    // Window ends on multiples of q nodes are band nodes too.
+    const std::int64_t q = band_out > 0 ? g / common_divisor(g, band_out) : 1;
+    const auto pad = static_cast<std::int64_t>(std::ceil(kWindowPad * sigma_max * static_cast<double>(g)));
+    const std::int64_t lo = std::max<std::int64_t>(0, first - pad) / q * q;
+    const std::int64_t hi = std::min(g, (last + pad + q - 1) / q * q);
+    // A transform length FFTW runs fast (read_intervals' sizes) in steps of q.
+    const std::int64_t steps = (hi - lo + q - 1) / q;
+    std::int64_t friendly = 1;
+    while (friendly < steps && friendly < kMinReadIntervals) friendly *= 2;
+    if (friendly < steps) friendly = read_intervals(static_cast<double>(steps), std::max<std::int64_t>(steps, 64) * 2);
+    const std::int64_t intervals = friendly * q;
+    if (static_cast<double>(intervals) > kWindowShare * static_cast<double>(g)) return w;
+    w.whole = false;
+    w.first = std::min(lo, g - intervals);
+    w.intervals = intervals;
+    w.scale = static_cast<double>(g) / static_cast<double>(intervals);
+    if (band_out > 0) {
+        w.band_first = w.first / q * (band_out / common_divisor(g, band_out));
+        w.band_intervals = intervals / q * (band_out / common_divisor(g, band_out));
+    }
+    return w;
+}
+
 }  // namespace smoothece

@@ -64,13 +64,24 @@ private:
 // nothing.
 constexpr std::int64_t kMinReadIntervals = 64;
 
-// Masses on part of a grid may be smoothed on a window of it: the nodes they
-// reach padded by this many σ, on a grid of its own with mirrored ends.
-// Beyond the pad a Gaussian carries less than Φ(−10) ≈ 8e-24 of a mass, so
-// the window's ends change nothing beyond rounding.
-constexpr double kWindowPad = 10.0;
-// A window is used where it is at most this share of the grid.
-constexpr double kWindowShare = 0.75;
+// The part of a grid of g intervals that masses on nodes first … last reach,
+// padded by 10σ on each side for every σ up to sigma_max, as a grid of its
+// own whose ends mirror as the grid's do: beyond the pad a Gaussian of σ ≤
+// sigma_max carries less than Φ(−10) ≈ 8e-24 of a mass, so ends that are not
+// the grid's change nothing beyond rounding. Its ends are nodes of a read-off
+// grid of band_out intervals over the axis too (0: none). The whole grid
+// where a window would not be much shorter, or no node holds mass.
+struct GridWindow {
+    std::int64_t first = 0, intervals = 0;  // nodes first … first + intervals of the grid
+    double sigma_max = 0.0;
+    double scale = 1.0;  // σ on the window's own grid, and densities per the grid's unit: times scale
+    std::int64_t band_first = 0, band_intervals = 0;  // its nodes on the band's read-off grid
+    bool whole = true;
+
+    static GridWindow whole_grid(std::int64_t g, double sigma_max);
+};
+GridWindow window_of(std::int64_t g, std::int64_t first, std::int64_t last, double sigma_max,
+                     std::int64_t band_out = 0);
 
 // The fewest intervals M ≥ at_least (at least kMinReadIntervals, at most `most`) among the
 // read-off grids whose transform (length 2M) FFTW runs fastest per node:
