@@ -60,6 +60,22 @@ void column_range(double x, std::int64_t bin, double sigma, std::int64_t read, s
     last = static_cast<std::int64_t>(std::min(r, std::ceil((x + reach) * r)));
 }
 
+// out[start[i] + k] += factor[i] · values[offset[i] + k], k < offset[i + 1] −
+// offset[i]: each atom's column (or its values at some nodes) scaled by its
+// factor and summed in atom order; atoms of factor 0 add nothing.
+template <class Start>
+void add_columns(const double* factor, const std::vector<Start>& start, const std::vector<std::size_t>& offset,
+                 const std::vector<double>& values, double* out) {
+    for (std::size_t i = 0; i + 1 < offset.size(); ++i) {
+        const double fi = factor[i];
+        if (fi == 0.0) continue;
+        const double* column = values.data() + offset[i];
+        double* sums = out + start[i];
+        const std::size_t count = offset[i + 1] - offset[i];
+        for (std::size_t k = 0; k < count; ++k) sums[k] += fi * column[k];
+    }
+}
+
 }  // namespace
 
 double AtomColumns::size(const std::vector<double>& x, std::int64_t bin, double sigma, std::int64_t read) {
@@ -125,23 +141,12 @@ AtomColumns::AtomColumns(const std::vector<double>& x, std::int64_t bin, double 
 
 std::vector<double> AtomColumns::sums(const double* masses) const {
     std::vector<double> out(static_cast<std::size_t>(read_ + 1), 0.0);
-    for (std::size_t i = 0; i < first_.size(); ++i) {
-        const double* column = values_.data() + offset_[i];
-        for (std::size_t k = 0; k < offset_[i + 1] - offset_[i]; ++k)
-            out[static_cast<std::size_t>(first_[i]) + k] += masses[i] * column[k];
-    }
+    add_columns(masses, first_, offset_, values_, out.data());
     return out;
 }
 
 double AtomColumns::add_weight(const double* weight, std::vector<double>& w) const {
-    for (std::size_t i = 0; i < first_.size(); ++i) {
-        const double wi = weight[i];
-        if (wi == 0.0) continue;
-        const double* column = values_.data() + offset_[i];
-        double* wn = w.data() + first_[i];
-        const std::size_t count = offset_[i + 1] - offset_[i];
-        for (std::size_t k = 0; k < count; ++k) wn[k] += wi * column[k];
-    }
+    add_columns(weight, first_, offset_, values_, w.data());
     double most = 0.0;
     for (const auto& [begin, end] : runs_)
         for (std::int64_t k = begin; k < end; ++k) most = std::max(most, w[static_cast<std::size_t>(k)]);
@@ -163,14 +168,7 @@ void AtomColumns::mu_from(const std::vector<double>& w, double most, const doubl
     // between calls, whichever columns used it last).
     thread_local std::vector<double> at_needed;
     if (at_needed.size() < needed_.size()) at_needed.resize(needed_.size(), 0.0);
-    for (std::size_t i = 0; i < first_.size(); ++i) {
-        const double li = label[i];
-        if (li == 0.0) continue;
-        const double* values = label_values_.data() + label_offset_[i];
-        double* sums = at_needed.data() + needed_first_[i];
-        const std::size_t count = label_offset_[i + 1] - label_offset_[i];
-        for (std::size_t k = 0; k < count; ++k) sums[k] += li * values[k];
-    }
+    add_columns(label, needed_first_, label_offset_, label_values_, at_needed.data());
     struct Rezero {
         std::vector<double>& l;
         std::vector<double>& at_needed;
